@@ -1,0 +1,50 @@
+// npm run bench: the same scenarios on each engine, in one run, over real sockets.
+// BENCH_SECONDS (default 5) per scenario; BENCH_ENGINES=sqlite,postgres (default: both if reachable).
+import { loadConfig } from '../src/config.ts';
+import { buildApp } from '../src/app.ts';
+import { buildServices } from '../src/services/index.ts';
+import { systemClock } from '../src/lib/clock.ts';
+import { openTestEngine } from '../test/support/app.ts';
+import { pgAvailable, type EngineName } from '../test/support/postgres.ts';
+import { load, printTable, type LoadResult } from './load.ts';
+import { scenarios } from './scenarios.ts';
+
+const seconds = Number(process.env.BENCH_SECONDS ?? 5);
+const wanted = (process.env.BENCH_ENGINES ?? 'sqlite,postgres').split(',') as EngineName[];
+const engines: EngineName[] = [];
+for (const e of wanted) {
+  if (e === 'postgres' && !(await pgAvailable())) {
+    console.warn('!!! PostgreSQL not reachable: postgres benchmarks skipped');
+    continue;
+  }
+  engines.push(e);
+}
+
+const rows: (LoadResult & { engine: string })[] = [];
+for (const kind of engines) {
+  const { engine, cleanup, dataDir, databaseUrl } = await openTestEngine(kind);
+  // Production password hashing parameters: login figures include real argon2id cost.
+  const config = loadConfig({ LOG_LEVEL: 'silent', DATA_DIR: dataDir, ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) });
+  const app = await buildApp({ config, engine, services: buildServices(engine, config, systemClock) });
+  const address = await app.listen({ port: 0, host: '127.0.0.1' });
+  try {
+    for (const s of scenarios) {
+      const send = await s.setup(address, engine);
+      await load(s.name, { seconds: 0.5, concurrency: s.concurrency }, send); // warm-up
+      const r = await load(s.name, { seconds, concurrency: s.concurrency }, send);
+      rows.push({ ...r, engine: kind });
+      console.error(`${kind} ${s.name}: ${r.rps.toFixed(0)} req/s`);
+    }
+  } finally {
+    await app.close();
+    await engine.close();
+    await cleanup();
+  }
+}
+console.log(`\nBaseplate benchmark, ${seconds}s per scenario, node ${process.version}`);
+printTable(rows);
+for (const name of new Set(rows.map((r) => r.name))) {
+  const s = rows.find((r) => r.name === name && r.engine === 'sqlite');
+  const p = rows.find((r) => r.name === name && r.engine === 'postgres');
+  if (s && p) console.log(`ratio sqlite/postgres ${name}: ${(s.rps / p.rps).toFixed(2)}x`);
+}

@@ -1,0 +1,130 @@
+// buildApp(deps): plugins, routes and error handling. It never listens (main.ts does).
+import Fastify, { type FastifyInstance } from 'fastify';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import { randomUUID } from 'node:crypto';
+import type { Config } from './config.ts';
+import type { Engine } from './storage/engine.ts';
+import type { Services } from './services/index.ts';
+import { AppError } from './errors.ts';
+import { installErrorHandling } from './http/error-handler.ts';
+import { healthRoutes } from './http/routes/health.ts';
+import { accountRoutes } from './http/routes/accounts.ts';
+import { projectRoutes } from './http/routes/projects.ts';
+import { keyRoutes } from './http/routes/keys.ts';
+import { policyRoutes } from './http/routes/policies.ts';
+import { endUserRoutes } from './http/routes/end-users.ts';
+import { restRoutes } from './http/routes/rest.ts';
+import { installCors } from './http/cors.ts';
+
+const MAX_JSON_DEPTH = 128;
+
+/** Iterative, so that the check itself cannot overflow the stack. */
+function tooDeep(root: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[root, 0]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (depth >= max) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
+function containsNul(value: unknown): boolean {
+  if (typeof value === 'string') return value.includes('\u0000');
+  if (Array.isArray(value)) return value.some(containsNul);
+  if (value !== null && typeof value === 'object') return Object.entries(value).some(([k, v]) => k.includes('\u0000') || containsNul(v));
+  return false;
+}
+
+export interface AppDeps {
+  config: Config;
+  engine: Engine;
+  services: Services;
+  /** Where logs go (default stdout); tests pass a stream to read them. */
+  logStream?: { write(line: string): void };
+}
+
+export async function buildApp({ config, engine, services, logStream }: AppDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    bodyLimit: config.bodyLimitBytes,
+    trustProxy: config.trustProxy,
+    genReqId: () => randomUUID(),
+    requestIdHeader: false,
+    logger:
+      config.logLevel === 'silent'
+        ? false
+        : {
+            level: config.logLevel,
+            ...(logStream ? { stream: logStream } : {}),
+            // Request logs carry method, url and status only; headers (tokens, keys) never.
+            redact: ['req.headers.authorization', 'req.headers["x-user-token"]'],
+          },
+    routerOptions: { maxParamLength: 1000 },
+    frameworkErrors: (error, request, reply) => {
+      reply.header('X-Request-Id', request.id);
+      const status = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 404 : 400;
+      void (reply as unknown as import('fastify').FastifyReply).status(status).send({
+        code: status === 404 ? 'not_found' : 'bad_request',
+        message: status === 404 ? 'No such resource.' : 'The request URL is malformed.',
+        details: null,
+        hint: null,
+      });
+    },
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false } },
+  });
+
+  app.decorateRequest('caller', null);
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('X-Request-Id', request.id);
+  });
+
+  // JSON is the only body type: parsed here so that malformed JSON is a 400 invalid_json and an
+  // empty body is simply no body; any other content type with a body is a 415.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+    const text = body as string;
+    if (text.trim() === '') return done(null, undefined);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      return done(new AppError(400, 'invalid_json', 'The request body is not valid JSON.'), undefined);
+    }
+    if (tooDeep(parsed, MAX_JSON_DEPTH))
+      return done(new AppError(422, 'too_deep', `The request body nests deeper than ${MAX_JSON_DEPTH} levels.`), undefined);
+    // No engine stores U+0000 in text (PostgreSQL refuses it): one rule for every field, here.
+    if (text.includes('\\u0000') && containsNul(parsed))
+      return done(new AppError(422, 'nul_character', 'Text in the request body must not contain the NUL character (U+0000).'), undefined);
+    done(null, parsed);
+  });
+
+  installErrorHandling(app);
+  installCors(app);
+
+  await app.register(swagger, {
+    openapi: {
+      info: { title: 'Baseplate', version: '0.1.0', description: 'Multi-project backend service' },
+      components: {
+        securitySchemes: {
+          platformToken: { type: 'http', scheme: 'bearer', description: 'Platform token from POST /auth/login' },
+          apiKey: { type: 'http', scheme: 'bearer', description: 'Project API key' },
+        },
+      },
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  healthRoutes(app, engine);
+  accountRoutes(app, services.accounts);
+  projectRoutes(app, services.accounts, services.projects, services.tables);
+  keyRoutes(app, services.accounts, services.projects, services.keys);
+  policyRoutes(app, services.accounts, services.projects, services.policies);
+  endUserRoutes(app, services.accounts, services.projects, services.endUsers, config.maxRows);
+  restRoutes(app, services.projects, services.keys, services.endUsers, services.rows);
+
+  await app.ready();
+  return app;
+}

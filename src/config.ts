@@ -1,0 +1,45 @@
+// Typed configuration, read from an environment object once, validated and frozen.
+// Only main.ts passes process.env here; tests build their own Config.
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  databaseUrl: string | null;
+  bodyLimitBytes: number;
+  maxRows: number;
+  logLevel: string;
+  trustProxy: boolean;
+  argon2: { memoryCost: number; timeCost: number };
+  tokenTtlMs: number;
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+function int(env: Record<string, string | undefined>, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw)) throw new Error(`${name} must be a whole number, got '${raw}'`);
+  const n = Number(raw);
+  if (n < min || n > max) throw new Error(`${name} must be between ${min} and ${max}, got ${n}`);
+  return n;
+}
+
+export function loadConfig(env: Record<string, string | undefined>): Config {
+  const databaseUrl = env.DATABASE_URL && env.DATABASE_URL.length > 0 ? env.DATABASE_URL : null;
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) throw new Error('DATABASE_URL must be a postgres:// URL');
+  return Object.freeze({
+    port: int(env, 'PORT', 3000, 0, 65535),
+    host: env.HOST ?? '0.0.0.0',
+    dataDir: env.DATA_DIR ?? './data',
+    databaseUrl,
+    bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    maxRows: int(env, 'MAX_ROWS', 1000, 1, 100000),
+    logLevel: env.LOG_LEVEL ?? 'info',
+    trustProxy: env.TRUST_PROXY === 'true' || env.TRUST_PROXY === '1',
+    argon2: Object.freeze({
+      memoryCost: int(env, 'ARGON2_MEMORY_KIB', 19456, 1024, 1024 * 1024),
+      timeCost: int(env, 'ARGON2_TIME_COST', 2, 1, 10),
+    }),
+    tokenTtlMs: 30 * DAY_MS,
+  });
+}

@@ -1,0 +1,83 @@
+// The single place errors become responses: AppError as is, schema failures as 422 naming the
+// field, framework body errors as 400/413/415, anything else as an opaque 500 with the request id.
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from '../errors.ts';
+
+interface AjvError {
+  keyword: string;
+  instancePath: string;
+  params: Record<string, unknown>;
+}
+
+const REASONS: Record<string, string> = {
+  type: 'wrong_type',
+  minLength: 'too_short',
+  maxLength: 'too_long',
+  minItems: 'too_few',
+  maxItems: 'too_many',
+  enum: 'not_allowed',
+  const: 'not_allowed',
+  pattern: 'invalid_format',
+  format: 'invalid_format',
+  minimum: 'out_of_range',
+  maximum: 'out_of_range',
+  uniqueItems: 'duplicate',
+  minProperties: 'too_few',
+  maxProperties: 'too_many',
+  anyOf: 'wrong_type',
+};
+
+function fieldOf(path: string, extra?: unknown): string {
+  const parts = path.split('/').filter(Boolean).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  if (typeof extra === 'string') parts.push(extra);
+  return parts.length ? parts.map((p, i) => (/^\d+$/.test(p) ? `[${p}]` : i === 0 ? p : `.${p}`)).join('') : '(body)';
+}
+
+export function validationToAppError(errors: AjvError[], context: string): AppError {
+  const first = errors.find((e) => e.keyword === 'additionalProperties') ?? errors[0]!;
+  if (first.keyword === 'additionalProperties') {
+    const field = fieldOf(first.instancePath, first.params.additionalProperty);
+    return new AppError(422, 'unknown_field', `Unknown field '${field}'.`, { field, reason: 'unknown_field' });
+  }
+  if (first.keyword === 'required') {
+    const field = fieldOf(first.instancePath, first.params.missingProperty);
+    return new AppError(422, 'validation_failed', `The field '${field}' is required.`, { field, reason: 'required' });
+  }
+  const field = fieldOf(first.instancePath);
+  const reason = REASONS[first.keyword] ?? 'invalid';
+  const where = context === 'body' ? 'field' : context === 'querystring' ? 'query parameter' : context;
+  return new AppError(422, 'validation_failed', `The ${where} '${field}' is invalid (${reason}).`, { field, reason });
+}
+
+function send(reply: FastifyReply, err: AppError): void {
+  for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
+  void reply.status(err.status).send({ code: err.code, message: err.message, details: err.details ?? null, hint: err.hint ?? null });
+}
+
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError | AppError, request: FastifyRequest, reply: FastifyReply) => {
+    if (error instanceof AppError) return send(reply, error);
+    const e = error as FastifyError & { validation?: AjvError[]; validationContext?: string };
+    if (e.validation) return send(reply, validationToAppError(e.validation, e.validationContext ?? 'body'));
+    switch (e.code) {
+      case 'FST_ERR_CTP_BODY_TOO_LARGE':
+        return send(reply, new AppError(413, 'payload_too_large', 'The request body is larger than the limit.'));
+      case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+        return send(reply, new AppError(415, 'unsupported_media_type', 'The request body must be application/json.'));
+      case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      case 'FST_ERR_CTP_INVALID_JSON_BODY':
+        return send(reply, new AppError(400, 'invalid_json', 'The request body is not valid JSON.'));
+      case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+        return send(reply, new AppError(400, 'bad_request', 'The Content-Length header does not match the body.'));
+    }
+    if (typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) {
+      return send(reply, new AppError(e.statusCode, 'bad_request', 'The request is malformed.'));
+    }
+    request.log.error({ err: error }, 'unexpected error');
+    return send(reply, new AppError(500, 'internal_error', `An unexpected error occurred (request id ${request.id}).`, { request_id: request.id }));
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    send(reply, new AppError(404, 'not_found', 'No such route.', { method: request.method, path: request.url.split('?')[0] }));
+  });
+}

@@ -1,0 +1,88 @@
+// End users: the application-facing auth routes (SPEC 4.6, the part without email) and the
+// owner's administration (SPEC 4.7).
+import type { FastifyInstance } from 'fastify';
+import type { AccountService } from '../../services/accounts.ts';
+import type { ProjectService } from '../../services/projects.ts';
+import type { EndUserService } from '../../services/end-users.ts';
+import { platformAuth, callerOf } from '../platform-auth.ts';
+import { userToken } from '../data-plane-auth.ts';
+import { notFound, invalid } from '../../errors.ts';
+import * as S from '../schemas.ts';
+
+const security = [{ platformToken: [] }];
+type P = { Params: { project_id: string } };
+
+function pageParam(raw: string | undefined, field: string, fallback: number, max: number): number {
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d{1,9}$/.test(raw)) throw invalid(field, 'invalid_format', `${field} must be a non-negative whole number.`);
+  return Math.min(Number(raw), max);
+}
+
+export function endUserRoutes(app: FastifyInstance, accounts: AccountService, projects: ProjectService, users: EndUserService, maxRows: number): void {
+  const tags = ['end-user auth'];
+  const existing = async (id: string) => {
+    const p = await projects.find(id);
+    if (!p) throw notFound('project');
+    return p.id;
+  };
+
+  app.post<P & { Body: S.EndUserCredentials }>(
+    '/:project_id/auth/register',
+    { schema: { tags, summary: 'Register an end user', body: S.EndUserCredentials } },
+    async (req, reply) => reply.status(201).send(await users.register(await existing(req.params.project_id), req.body)),
+  );
+
+  app.post<P & { Body: S.EndUserLogin }>('/:project_id/auth/login', { schema: { tags, summary: 'Obtain an end-user token', body: S.EndUserLogin } }, async (req) =>
+    users.login(await existing(req.params.project_id), req.body, req.ip),
+  );
+
+  app.post<P>('/:project_id/auth/logout', { schema: { tags, summary: 'Invalidate the current end-user token (X-User-Token)' } }, async (req, reply) => {
+    const pid = await existing(req.params.project_id);
+    const { tokenHash } = await users.require(pid, userToken(req));
+    await users.logout(pid, tokenHash);
+    return reply.status(204).send();
+  });
+
+  app.get<P>('/:project_id/auth/user', { schema: { tags, summary: 'The current end user (X-User-Token)' } }, async (req) => {
+    const pid = await existing(req.params.project_id);
+    return (await users.require(pid, userToken(req))).user;
+  });
+
+  // Administration by the owner.
+  const auth = platformAuth(accounts);
+  const atags = ['end-user administration'];
+  const project = (req: { caller: unknown; params: { id: string } }) => projects.get(callerOf(req as never).account.id, req.params.id);
+  const userId = (raw: string) => {
+    if (!/^[1-9]\d{0,15}$/.test(raw) || !Number.isSafeInteger(Number(raw))) throw notFound('end user');
+    return Number(raw);
+  };
+
+  app.get<{ Params: { id: string }; Querystring: S.EndUserListQuery }>(
+    '/projects/:id/end-users',
+    { schema: { tags: atags, security, summary: 'List end users, newest first', querystring: S.EndUserListQuery }, onRequest: auth },
+    async (req) => {
+      const pid = (await project(req)).id;
+      const q = req.query;
+      return users.list(pid, {
+        limit: pageParam(q.limit, 'limit', 100, maxRows),
+        offset: pageParam(q.offset, 'offset', 0, Number.MAX_SAFE_INTEGER),
+        email: q.email,
+      });
+    },
+  );
+
+  app.patch<{ Params: { id: string; end_user_id: string }; Body: S.RoleBody }>(
+    '/projects/:id/end-users/:end_user_id',
+    { schema: { tags: atags, security, summary: 'Grant or clear (null) a role', body: S.RoleBody }, onRequest: auth },
+    async (req) => users.setRole((await project(req)).id, userId(req.params.end_user_id), req.body.role),
+  );
+
+  app.delete<{ Params: { id: string; end_user_id: string } }>(
+    '/projects/:id/end-users/:end_user_id',
+    { schema: { tags: atags, security, summary: 'Remove an end user and end their sessions' }, onRequest: auth },
+    async (req, reply) => {
+      await users.remove((await project(req)).id, userId(req.params.end_user_id));
+      return reply.status(204).send();
+    },
+  );
+}

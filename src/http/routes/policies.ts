@@ -1,0 +1,37 @@
+// RLS policies of a table (SPEC 4.4, CONTRACT §4).
+import type { FastifyInstance } from 'fastify';
+import type { AccountService } from '../../services/accounts.ts';
+import type { ProjectService } from '../../services/projects.ts';
+import type { PolicyService } from '../../services/policies.ts';
+import { platformAuth, callerOf } from '../platform-auth.ts';
+import * as S from '../schemas.ts';
+
+const security = [{ platformToken: [] }];
+type PT = { Params: { id: string; table_id: string } };
+type PTP = { Params: { id: string; table_id: string; policy_id: string } };
+
+export function policyRoutes(app: FastifyInstance, accounts: AccountService, projects: ProjectService, policies: PolicyService): void {
+  const auth = platformAuth(accounts);
+  const tags = ['rls policies'];
+  const project = (req: { caller: unknown; params: { id: string } }) => projects.get(callerOf(req as never).account.id, req.params.id);
+  const base = '/projects/:id/tables/:table_id/rls-policies';
+
+  app.get<PT>(base, { schema: { tags, security, summary: "List a table's policies" }, onRequest: auth }, async (req) =>
+    policies.list((await project(req)).id, req.params.table_id),
+  );
+
+  app.post<PT & { Body: S.PolicyCreate }>(base, { schema: { tags, security, summary: 'Create a policy', body: S.PolicyCreate }, onRequest: auth }, async (req, reply) =>
+    reply.status(201).send(await policies.create((await project(req)).id, req.params.table_id, req.body)),
+  );
+
+  app.patch<PTP & { Body: S.PolicyPatch }>(
+    `${base}/:policy_id`,
+    { schema: { tags, security, summary: 'Rename, change the expression, enable or disable a policy', body: S.PolicyPatch }, onRequest: auth },
+    async (req) => policies.update((await project(req)).id, req.params.table_id, req.params.policy_id, req.body),
+  );
+
+  app.delete<PTP>(`${base}/:policy_id`, { schema: { tags, security, summary: 'Delete a policy' }, onRequest: auth }, async (req, reply) => {
+    await policies.remove((await project(req)).id, req.params.table_id, req.params.policy_id);
+    return reply.status(204).send();
+  });
+}

@@ -1,0 +1,44 @@
+// The REST passthrough routes (SPEC 4.5): one thin handler for the eight routes.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ProjectService } from '../../services/projects.ts';
+import type { KeyService } from '../../services/keys.ts';
+import type { EndUserService } from '../../services/end-users.ts';
+import type { RowService, RestRequest } from '../../services/rows/rows.ts';
+import { apiKeyOf, userToken } from '../data-plane-auth.ts';
+
+type Params = { project_id: string; table: string; id?: string };
+
+export function restRoutes(app: FastifyInstance, projects: ProjectService, keys: KeyService, users: EndUserService, rows: RowService): void {
+  const handler = async (req: FastifyRequest<{ Params: Params }>) => {
+    const { project_id: projectId, table, id } = req.params;
+    const key = await apiKeyOf(req, projectId, projects, keys);
+    const found = await users.resolve(projectId, userToken(req));
+    const qs = req.url.indexOf('?');
+    return rows.handle({
+      projectId,
+      table,
+      rowId: id ?? null,
+      method: req.method as RestRequest['method'],
+      query: new URLSearchParams(qs >= 0 ? req.url.slice(qs + 1) : ''),
+      prefer: req.headers.prefer,
+      accept: req.headers.accept,
+      range: typeof req.headers.range === 'string' ? req.headers.range : undefined,
+      body: req.body,
+      key,
+      auth: found ? { id: found.user.id, email: found.user.email, role: found.user.role } : null,
+    });
+  };
+  const schema = { tags: ['rest passthrough'], security: [{ apiKey: [] }] };
+  for (const url of ['/:project_id/rest/:table', '/:project_id/rest/:table/:id']) {
+    app.route<{ Params: Params }>({
+      method: ['GET', 'POST', 'PATCH', 'PUT', 'DELETE'],
+      url,
+      schema: { ...schema, summary: url.endsWith(':id') ? 'One row: get, update, replace, delete' : 'Rows: list, insert/upsert, bulk update, bulk delete' },
+      handler: async (req, reply) => {
+        const res = await handler(req);
+        for (const [k, v] of Object.entries(res.headers)) reply.header(k, v);
+        return reply.status(res.status).send(res.body);
+      },
+    });
+  }
+}

@@ -1,0 +1,115 @@
+// TypeBox schemas: the same objects validate requests and feed /openapi.json.
+import { Type, type Static } from '@sinclair/typebox';
+
+const strict = { additionalProperties: false } as const;
+
+export const Email = Type.String({ minLength: 1, maxLength: 320, description: 'An email address; trimmed and lower-cased.' });
+export const Password = Type.String({ minLength: 8, maxLength: 1024, description: '8 to 1024 characters.' });
+
+export const RegisterBody = Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }), email: Email, password: Password }, strict);
+export const LoginBody = Type.Object({ email: Type.String({ maxLength: 320 }), password: Type.String({ maxLength: 1024 }) }, strict);
+export const AccountPatch = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+    email: Type.Optional(Email),
+    password: Type.Optional(Password),
+    current_password: Type.Optional(Type.String({ maxLength: 1024 })),
+  },
+  strict,
+);
+
+export const Account = Type.Object({ id: Type.String(), name: Type.String(), email: Type.String(), created_at: Type.String() });
+export const SessionReply = Type.Object({ token: Type.String(), expires_at: Type.String(), account: Account });
+
+export const ProjectCreate = Type.Object(
+  { name: Type.String({ minLength: 1, maxLength: 100 }), description: Type.Optional(Type.Union([Type.String({ maxLength: 1000 }), Type.Null()])) },
+  strict,
+);
+export const ProjectPatch = Type.Object(
+  { name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })), description: Type.Optional(Type.Union([Type.String({ maxLength: 1000 }), Type.Null()])) },
+  strict,
+);
+
+const Name = Type.String({ minLength: 1, maxLength: 63, description: 'Matches ^[a-z_][a-z0-9_]{0,62}$' });
+export const ColumnDef = Type.Object(
+  {
+    name: Name,
+    type: Type.Union(['text', 'integer', 'number', 'boolean', 'timestamp', 'date', 'json'].map((t) => Type.Literal(t))),
+    nullable: Type.Optional(Type.Boolean()),
+    default: Type.Optional(Type.Unknown({ description: 'A JSON value of the column type, or now() / $auth.id / $auth.email' })),
+    unique: Type.Optional(Type.Boolean()),
+    indexed: Type.Optional(Type.Boolean()),
+  },
+  strict,
+);
+export const TableCreate = Type.Object({ name: Name, columns: Type.Array(ColumnDef, { maxItems: 100 }) }, strict);
+export const TablePatch = Type.Object(
+  {
+    name: Type.Optional(Name),
+    add_columns: Type.Optional(Type.Array(ColumnDef, { maxItems: 100 })),
+    drop_columns: Type.Optional(Type.Array(Name, { maxItems: 100 })),
+    rename_columns: Type.Optional(Type.Record(Type.String({ maxLength: 63 }), Name, { maxProperties: 100 })),
+  },
+  strict,
+);
+
+export const ErrorReply = Type.Object({
+  code: Type.String(),
+  message: Type.String(),
+  details: Type.Unknown(),
+  hint: Type.Union([Type.String(), Type.Null()]),
+});
+
+export type RegisterBody = Static<typeof RegisterBody>;
+export type LoginBody = Static<typeof LoginBody>;
+export type AccountPatch = Static<typeof AccountPatch>;
+export type ProjectCreate = Static<typeof ProjectCreate>;
+export type ProjectPatch = Static<typeof ProjectPatch>;
+export type TableCreate = Static<typeof TableCreate>;
+export type TablePatch = Static<typeof TablePatch>;
+
+export const KeyCreate = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 100 }),
+    permissions: Type.Array(Type.String({ maxLength: 20 }), { minItems: 1, maxItems: 5, description: 'Subset of select, insert, update, delete, function' }),
+    expires_at: Type.Optional(Type.Union([Type.String({ maxLength: 40, description: 'ISO-8601, in the future' }), Type.Null()])),
+  },
+  strict,
+);
+export type KeyCreate = Static<typeof KeyCreate>;
+
+export const PolicyCreate = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 100 }),
+    operation: Type.String({ maxLength: 10, description: 'SELECT, INSERT, UPDATE, DELETE or ALL (any case)' }),
+    expression: Type.String({ maxLength: 65536, description: 'Restricted SQL boolean expression, at most 4,000 characters' }),
+    enabled: Type.Optional(Type.Boolean()),
+  },
+  strict,
+);
+export type PolicyCreate = Static<typeof PolicyCreate>;
+export const PolicyPatch = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+    expression: Type.Optional(Type.String({ maxLength: 65536 })),
+    enabled: Type.Optional(Type.Boolean()),
+  },
+  strict,
+);
+export type PolicyPatch = Static<typeof PolicyPatch>;
+
+export const EndUserCredentials = Type.Object({ email: Email, password: Password }, strict);
+export type EndUserCredentials = Static<typeof EndUserCredentials>;
+export const EndUserLogin = Type.Object({ email: Type.String({ maxLength: 320 }), password: Type.String({ maxLength: 1024 }) }, strict);
+export type EndUserLogin = Static<typeof EndUserLogin>;
+export const EndUserListQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.String({ maxLength: 10 })),
+    offset: Type.Optional(Type.String({ maxLength: 16 })),
+    email: Type.Optional(Type.String({ maxLength: 320 })),
+  },
+  strict,
+);
+export type EndUserListQuery = Static<typeof EndUserListQuery>;
+export const RoleBody = Type.Object({ role: Type.Union([Type.String({ maxLength: 100 }), Type.Null()]) }, strict);
+export type RoleBody = Static<typeof RoleBody>;

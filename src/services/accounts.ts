@@ -1,0 +1,185 @@
+// Platform accounts and their sessions (SPEC 4.1, CONTRACT §1).
+import type { Db, Engine } from '../storage/engine.ts';
+import { UniqueViolation } from '../storage/engine.ts';
+import type { Clock } from '../lib/clock.ts';
+import type { PasswordHasher } from '../lib/password.ts';
+import { newId } from '../lib/ids.ts';
+import { hashToken, isTokenShaped } from '../lib/tokens.ts';
+import { issueSession } from './sessions.ts';
+import { charLength, isEmail, normalizeEmail } from '../lib/validate.ts';
+import { AppError, conflict, invalid, unauthorized } from '../errors.ts';
+import type { LoginThrottle } from './login-throttle.ts';
+
+export interface Account {
+  id: string;
+  name: string;
+  email: string;
+  created_at: string;
+}
+
+export interface Session {
+  token: string;
+  expires_at: string;
+  account: Account;
+}
+
+export interface Caller {
+  account: Account;
+  tokenHash: string;
+}
+
+interface AccountRow extends Account {
+  password_hash: string;
+}
+
+export const PASSWORD_MIN = 8;
+export const PASSWORD_MAX = 1024;
+
+export function checkPassword(password: string, field = 'password'): void {
+  const length = charLength(password);
+  if (length < PASSWORD_MIN) throw invalid(field, 'too_short', `The ${field} must have at least ${PASSWORD_MIN} characters.`);
+  if (length > PASSWORD_MAX) throw invalid(field, 'too_long', `The ${field} must have at most ${PASSWORD_MAX} characters.`);
+}
+
+export function checkEmail(raw: string, field = 'email'): string {
+  const email = normalizeEmail(raw);
+  if (!isEmail(email)) throw invalid(field, 'invalid_email', `The ${field} is not a valid email address.`);
+  return email;
+}
+
+function checkName(raw: string): string {
+  const name = raw.trim();
+  if (name.length < 1) throw invalid('name', 'empty', 'The name must not be empty.');
+  if (charLength(name) > 100) throw invalid('name', 'too_long', 'The name must have at most 100 characters.');
+  return name;
+}
+
+const invalidCredentials = () => new AppError(401, 'invalid_credentials', 'The email or password is wrong.');
+
+export class AccountService {
+  private readonly db: Db;
+
+  constructor(
+    private readonly engine: Engine,
+    private readonly hasher: PasswordHasher,
+    private readonly clock: Clock,
+    private readonly throttle: LoginThrottle,
+    private readonly tokenTtlMs: number,
+  ) {
+    this.db = engine.platform;
+  }
+
+  private async startSession(db: Db, account: Account): Promise<Session> {
+    const s = await issueSession(db, { table: 'platform_sessions', ownerColumn: 'account_id' }, account.id, this.clock, this.tokenTtlMs);
+    return { ...s, account };
+  }
+
+  async register(input: { name: string; email: string; password: string }): Promise<Session> {
+    const name = checkName(input.name);
+    const email = checkEmail(input.email);
+    checkPassword(input.password);
+    const passwordHash = await this.hasher.hash(input.password);
+    const now = this.clock.now().toISOString();
+    const account: Account = { id: newId(), name, email, created_at: now };
+    try {
+      return await this.db.tx(async (tx) => {
+        await tx.run(
+          `INSERT INTO ${tx.t('accounts')} (id, name, email, password_hash, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`,
+          [account.id, name, email, passwordHash, now, now],
+        );
+        return this.startSession(tx, account);
+      });
+    } catch (err) {
+      if (err instanceof UniqueViolation) throw conflict('email_taken', 'An account with this email already exists.', { field: 'email' });
+      throw err;
+    }
+  }
+
+  async login(input: { email: string; password: string }, ip: string): Promise<Session> {
+    const email = normalizeEmail(input.email);
+    await this.throttle.check('platform', email, ip);
+    const row = await this.db.get<AccountRow>(
+      `SELECT id, name, email, password_hash, created_at FROM ${this.db.t('accounts')} WHERE email = ?`,
+      [email],
+    );
+    const ok = await this.hasher.verify(row?.password_hash ?? null, input.password);
+    if (!row || !ok) {
+      await this.throttle.fail('platform', email, ip);
+      throw invalidCredentials();
+    }
+    return this.startSession(this.db, toAccount(row));
+  }
+
+  /** Resolves a bearer token to its account, or throws 401. Checks expiry on every call. */
+  async authenticate(token: string | undefined): Promise<Caller> {
+    if (!token || !isTokenShaped(token)) throw unauthorized();
+    const tokenHash = hashToken(token);
+    const row = await this.db.get<Account>(
+      `SELECT a.id, a.name, a.email, a.created_at FROM ${this.db.t('platform_sessions')} s
+       JOIN ${this.db.t('accounts')} a ON a.id = s.account_id
+       WHERE s.token_hash = ? AND s.expires_at > ?`,
+      [tokenHash, this.clock.now().toISOString()],
+    );
+    if (!row) throw unauthorized();
+    return { account: toAccount(row), tokenHash };
+  }
+
+  async logout(caller: Caller): Promise<void> {
+    await this.db.run(`DELETE FROM ${this.db.t('platform_sessions')} WHERE token_hash = ?`, [caller.tokenHash]);
+  }
+
+  async update(
+    caller: Caller,
+    input: { name?: string; email?: string; password?: string; current_password?: string },
+  ): Promise<Account> {
+    const name = input.name !== undefined ? checkName(input.name) : undefined;
+    const email = input.email !== undefined ? checkEmail(input.email) : undefined;
+    if (input.password !== undefined) checkPassword(input.password);
+    const sensitive = (email !== undefined && email !== caller.account.email) || input.password !== undefined;
+    if (sensitive) {
+      if (input.current_password === undefined)
+        throw invalid('current_password', 'required', 'Changing the email or password needs current_password.');
+      const row = await this.db.get<{ password_hash: string }>(`SELECT password_hash FROM ${this.db.t('accounts')} WHERE id = ?`, [
+        caller.account.id,
+      ]);
+      if (!row || !(await this.hasher.verify(row.password_hash, input.current_password)))
+        throw new AppError(403, 'invalid_credentials', 'The current password is wrong.', { field: 'current_password' });
+    }
+    const passwordHash = input.password !== undefined ? await this.hasher.hash(input.password) : undefined;
+    const now = this.clock.now().toISOString();
+    try {
+      await this.db.tx(async (tx) => {
+        const sets: string[] = ['updated_at = ?'];
+        const params: string[] = [now];
+        if (name !== undefined) (sets.push('name = ?'), params.push(name));
+        if (email !== undefined) (sets.push('email = ?'), params.push(email));
+        if (passwordHash !== undefined) (sets.push('password_hash = ?'), params.push(passwordHash));
+        await tx.run(`UPDATE ${tx.t('accounts')} SET ${sets.join(', ')} WHERE id = ?`, [...params, caller.account.id]);
+        if (passwordHash !== undefined) {
+          await tx.run(`DELETE FROM ${tx.t('platform_sessions')} WHERE account_id = ? AND token_hash <> ?`, [
+            caller.account.id,
+            caller.tokenHash,
+          ]);
+        }
+      });
+    } catch (err) {
+      if (err instanceof UniqueViolation) throw conflict('email_taken', 'An account with this email already exists.', { field: 'email' });
+      throw err;
+    }
+    const row = await this.db.get<Account>(`SELECT id, name, email, created_at FROM ${this.db.t('accounts')} WHERE id = ?`, [
+      caller.account.id,
+    ]);
+    return toAccount(row!);
+  }
+
+  /** Deletes the account, its sessions, its projects and every project's store. */
+  async remove(caller: Caller): Promise<void> {
+    const projects = await this.db.all<{ id: string }>(`SELECT id FROM ${this.db.t('projects')} WHERE owner_id = ?`, [caller.account.id]);
+    await this.db.run(`DELETE FROM ${this.db.t('accounts')} WHERE id = ?`, [caller.account.id]);
+    for (const p of projects) await this.engine.dropProjectStore(p.id);
+  }
+}
+
+function toAccount(row: Account): Account {
+  return { id: row.id, name: row.name, email: row.email, created_at: row.created_at };
+}

@@ -1,0 +1,86 @@
+// Column types and their values: checking JSON input against a type, and converting between the
+// JSON shape and what each engine stores (see the storage table in the README).
+import type { ColumnType, EngineKind, SqlParam } from '../storage/engine.ts';
+import { parseDate, parseTimestamp } from '../lib/temporal.ts';
+import { jsonbKeyOrder } from '../lib/jsonb.ts';
+
+export const COLUMN_TYPES: readonly ColumnType[] = ['text', 'integer', 'number', 'boolean', 'timestamp', 'date', 'json'];
+
+export const MAX_TEXT_BYTES = 1024 * 1024;
+
+export type CheckResult = { ok: true; value: unknown } | { ok: false; reason: string };
+
+/** Checks a JSON value against a column type; null passes (nullability is checked separately). */
+export function checkValue(type: ColumnType, value: unknown): CheckResult {
+  if (value === null) return { ok: true, value: null };
+  switch (type) {
+    case 'text':
+      if (typeof value !== 'string') return { ok: false, reason: 'expected_text' };
+      if (Buffer.byteLength(value, 'utf8') > MAX_TEXT_BYTES) return { ok: false, reason: 'too_long' };
+      if (value.includes('\u0000')) return { ok: false, reason: 'nul_character' };
+      return { ok: true, value };
+    case 'integer':
+      if (typeof value !== 'number' || !Number.isSafeInteger(value)) return { ok: false, reason: 'expected_integer' };
+      return { ok: true, value };
+    case 'number':
+      if (typeof value !== 'number' || !Number.isFinite(value)) return { ok: false, reason: 'expected_number' };
+      return { ok: true, value };
+    case 'boolean':
+      if (typeof value !== 'boolean') return { ok: false, reason: 'expected_boolean' };
+      return { ok: true, value };
+    case 'timestamp': {
+      const ts = typeof value === 'string' ? parseTimestamp(value, { requireZone: true }) : null;
+      return ts === null ? { ok: false, reason: 'expected_timestamp' } : { ok: true, value: ts };
+    }
+    case 'date': {
+      const d = typeof value === 'string' ? parseDate(value) : null;
+      return d === null ? { ok: false, reason: 'expected_date' } : { ok: true, value: d };
+    }
+    case 'json': {
+      const text = JSON.stringify(value);
+      if (text.includes('\\u0000')) return { ok: false, reason: 'nul_character' };
+      if (Buffer.byteLength(text, 'utf8') > MAX_TEXT_BYTES) return { ok: false, reason: 'too_long' };
+      return { ok: true, value };
+    }
+  }
+}
+
+function canonical(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(canonical);
+  if (value !== null && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const k of Object.keys(value).sort(jsonbKeyOrder)) out[k] = canonical((value as Record<string, unknown>)[k]);
+    return out;
+  }
+  return value;
+}
+
+/**
+ * JSON text in one canonical form: object keys in jsonb order. SQLite stores and compares this
+ * text, so equality and the key order of what comes back are the same as PostgreSQL's jsonb.
+ */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(canonical(value));
+}
+
+/** A checked JSON value as a bound parameter. */
+export function toParam(type: ColumnType, value: unknown): SqlParam {
+  if (value === null || value === undefined) return null;
+  if (type === 'json') return canonicalJson(value);
+  return value as SqlParam;
+}
+
+/** A stored value back to its JSON shape. */
+export function fromStored(kind: EngineKind, type: ColumnType, raw: unknown): unknown {
+  if (raw === null || raw === undefined) return null;
+  switch (type) {
+    case 'boolean':
+      return kind === 'sqlite' ? raw === 1 || raw === 1n : raw;
+    case 'json':
+      return kind === 'sqlite' && typeof raw === 'string' ? JSON.parse(raw) : raw;
+    case 'integer':
+      return typeof raw === 'bigint' ? Number(raw) : raw;
+    default:
+      return raw;
+  }
+}

@@ -1,0 +1,51 @@
+// Builds every service from the engine and config: the one place they are wired together.
+import type { Engine } from '../storage/engine.ts';
+import type { Config } from '../config.ts';
+import type { Clock } from '../lib/clock.ts';
+import { argon2Hasher, type PasswordHasher } from '../lib/password.ts';
+import { AccountService } from './accounts.ts';
+import { ProjectService } from './projects.ts';
+import { TableService } from './tables.ts';
+import { LoginThrottle } from './login-throttle.ts';
+import { KeyService } from './keys.ts';
+import { EndUserService } from './end-users.ts';
+import { PolicyService, type PolicyLog } from './policies.ts';
+import { RowService } from './rows/rows.ts';
+
+export interface Services {
+  accounts: AccountService;
+  projects: ProjectService;
+  tables: TableService;
+  keys: KeyService;
+  endUsers: EndUserService;
+  policies: PolicyService;
+  rows: RowService;
+  throttle: LoginThrottle;
+  hasher: PasswordHasher;
+}
+
+export interface ServiceOptions {
+  log?: PolicyLog;
+}
+
+const stderrLog: PolicyLog = {
+  warn: (obj, msg) => process.stderr.write(`${JSON.stringify({ level: 'warn', time: new Date().toISOString(), msg, ...obj })}\n`),
+};
+
+export function buildServices(engine: Engine, config: Config, clock: Clock, opts: ServiceOptions = {}): Services {
+  const hasher = argon2Hasher(config.argon2);
+  const throttle = new LoginThrottle(engine.platform, clock);
+  const tables = new TableService(engine, clock);
+  const policies = new PolicyService(engine, tables, clock, opts.log ?? stderrLog);
+  return {
+    hasher,
+    throttle,
+    accounts: new AccountService(engine, hasher, clock, throttle, config.tokenTtlMs),
+    projects: new ProjectService(engine, clock),
+    tables,
+    keys: new KeyService(engine, clock),
+    endUsers: new EndUserService(engine, hasher, clock, throttle, config.tokenTtlMs),
+    policies,
+    rows: new RowService(engine, tables, policies, clock, config.maxRows),
+  };
+}

@@ -1,0 +1,126 @@
+// Project API keys (SPEC 4.3, CONTRACT §4): stored as SHA-256 only, looked up in the project's own
+// store on every request (no cache), so revocation and expiry act at once on every node.
+import type { Engine } from '../storage/engine.ts';
+import type { Clock } from '../lib/clock.ts';
+import { newId, isId } from '../lib/ids.ts';
+import { newToken, hashToken, isTokenShaped } from '../lib/tokens.ts';
+import { invalid, notFound, unauthorized } from '../errors.ts';
+import { charLength } from '../lib/validate.ts';
+import { parseTimestamp } from '../lib/temporal.ts';
+
+export const PERMISSIONS = ['select', 'insert', 'update', 'delete', 'function'] as const;
+export type Permission = (typeof PERMISSIONS)[number];
+
+export interface ApiKey {
+  key_id: string;
+  name: string;
+  permissions: Permission[];
+  expires_at: string | null;
+  key_prefix: string;
+  created_at: string;
+  last_used_at: string | null;
+}
+
+export interface KeyCaller {
+  keyId: string;
+  permissions: ReadonlySet<Permission>;
+}
+
+interface KeyRow {
+  id: string;
+  name: string;
+  key_prefix: string;
+  permissions: string;
+  expires_at: string | null;
+  created_at: string;
+  last_used_at: string | null;
+}
+
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+function toKey(r: KeyRow): ApiKey {
+  return {
+    key_id: r.id,
+    name: r.name,
+    permissions: JSON.parse(r.permissions),
+    expires_at: r.expires_at,
+    key_prefix: r.key_prefix,
+    created_at: r.created_at,
+    last_used_at: r.last_used_at,
+  };
+}
+
+export class KeyService {
+  constructor(
+    private readonly engine: Engine,
+    private readonly clock: Clock,
+  ) {}
+
+  async list(projectId: string): Promise<ApiKey[]> {
+    const db = await this.engine.project(projectId);
+    const rows = await db.all<KeyRow>(
+      `SELECT id, name, key_prefix, permissions, expires_at, created_at, last_used_at FROM ${db.t('_bp_keys')} ORDER BY created_at, id`,
+    );
+    return rows.map(toKey);
+  }
+
+  async create(projectId: string, input: { name: string; permissions: string[]; expires_at?: string | null }): Promise<ApiKey & { key: string }> {
+    const name = input.name.trim();
+    if (name.length < 1 || charLength(name) > 100) throw invalid('name', name.length < 1 ? 'empty' : 'too_long', 'The key name must have 1 to 100 characters.');
+    if (input.permissions.length === 0) throw invalid('permissions', 'empty', 'A key needs at least one permission.');
+    for (const [i, p] of input.permissions.entries()) {
+      if (!(PERMISSIONS as readonly string[]).includes(p))
+        throw invalid(`permissions[${i}]`, 'not_allowed', `Unknown permission '${String(p).slice(0, 40)}'; allowed: ${PERMISSIONS.join(', ')}.`);
+      if (input.permissions.indexOf(p) !== i) throw invalid(`permissions[${i}]`, 'duplicate', `The permission '${p}' is listed twice.`);
+    }
+    const now = this.clock.now();
+    let expiresAt: string | null = null;
+    if (input.expires_at !== undefined && input.expires_at !== null) {
+      const iso = parseTimestamp(input.expires_at, { requireZone: true });
+      if (iso === null) throw invalid('expires_at', 'invalid_format', 'expires_at must be an ISO-8601 date-time with a time zone.');
+      const ms = Date.parse(iso);
+      if (ms <= now.getTime()) throw invalid('expires_at', 'in_the_past', 'expires_at must be in the future.');
+      expiresAt = new Date(ms).toISOString();
+    }
+    const key = newToken();
+    const row: KeyRow = {
+      id: newId(),
+      name,
+      key_prefix: key.slice(0, 8),
+      permissions: JSON.stringify(input.permissions),
+      expires_at: expiresAt,
+      created_at: now.toISOString(),
+      last_used_at: null,
+    };
+    const db = await this.engine.project(projectId);
+    await db.run(
+      `INSERT INTO ${db.t('_bp_keys')} (id, name, key_hash, key_prefix, permissions, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+      [row.id, row.name, hashToken(key), row.key_prefix, row.permissions, row.expires_at, row.created_at],
+    );
+    return { ...toKey(row), key };
+  }
+
+  async revoke(projectId: string, keyId: string): Promise<void> {
+    if (!isId(keyId)) throw notFound('key');
+    const db = await this.engine.project(projectId);
+    const res = await db.run(`DELETE FROM ${db.t('_bp_keys')} WHERE id = ?`, [keyId]);
+    if (res.changes === 0) throw notFound('key');
+  }
+
+  /** Resolves an API key of this project, or throws 401 (unknown, revoked, expired, other project's). */
+  async authenticate(projectId: string, token: string | undefined): Promise<KeyCaller> {
+    if (!token || !isTokenShaped(token)) throw unauthorized('invalid_api_key', 'A valid project API key is required (Authorization: Bearer <key>).');
+    const db = await this.engine.project(projectId);
+    const now = this.clock.now();
+    const row = await db.get<{ id: string; permissions: string; expires_at: string | null; last_used_at: string | null }>(
+      `SELECT id, permissions, expires_at, last_used_at FROM ${db.t('_bp_keys')} WHERE key_hash = ?`,
+      [hashToken(token)],
+    );
+    if (!row || (row.expires_at !== null && Date.parse(row.expires_at) <= now.getTime()))
+      throw unauthorized('invalid_api_key', 'The API key is unknown, revoked or expired.');
+    if (row.last_used_at === null || now.getTime() - Date.parse(row.last_used_at) > LAST_USED_RESOLUTION_MS) {
+      await db.run(`UPDATE ${db.t('_bp_keys')} SET last_used_at = ? WHERE id = ?`, [now.toISOString(), row.id]);
+    }
+    return { keyId: row.id, permissions: new Set(JSON.parse(row.permissions) as Permission[]) };
+  }
+}

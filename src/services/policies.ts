@@ -1,0 +1,202 @@
+// RLS policies (SPEC 4.4, CONTRACT §4): stored per table in the project store; validated when
+// created and again whenever applied. A stored policy that no longer validates (a renamed or
+// dropped column) matches no rows and is logged once; it never becomes a 500.
+import type { Db, Engine } from '../storage/engine.ts';
+import type { Clock } from '../lib/clock.ts';
+import { newId, isId } from '../lib/ids.ts';
+import { AppError, invalid, notFound } from '../errors.ts';
+import { charLength } from '../lib/validate.ts';
+import { PolicyError, validatePolicy, type ColumnInfo, type TypedExpr } from '../policy-language/index.ts';
+import type { TableInfo, TableService } from './tables.ts';
+import type { AuthContext } from './end-users.ts';
+import type { Operation, PolicyFilterSource } from './rows/rows.ts';
+import type { Sql } from './rows/filter-sql.ts';
+
+export const OPERATIONS = ['SELECT', 'INSERT', 'UPDATE', 'DELETE', 'ALL'] as const;
+export type PolicyOperation = (typeof OPERATIONS)[number];
+
+export interface Policy {
+  policy_id: string;
+  name: string;
+  operation: PolicyOperation;
+  expression: string;
+  enabled: boolean;
+  created_at: string;
+}
+
+interface PolicyRow {
+  id: string;
+  name: string;
+  operation: PolicyOperation;
+  expression: string;
+  enabled: number | boolean;
+  created_at: string;
+}
+
+export interface PolicyLog {
+  warn(obj: Record<string, unknown>, msg: string): void;
+}
+
+const toPolicy = (r: PolicyRow): Policy => ({
+  policy_id: r.id,
+  name: r.name,
+  operation: r.operation,
+  expression: r.expression,
+  enabled: r.enabled === true || r.enabled === 1,
+  created_at: r.created_at,
+});
+
+export function columnsOf(table: TableInfo): ColumnInfo[] {
+  return [{ name: 'id', type: 'integer' }, ...table.columns.map((c) => ({ name: c.name, type: c.type }))];
+}
+
+function invalidExpression(err: PolicyError): AppError {
+  return new AppError(422, 'invalid_expression', err.message, { offending: err.offending, position: err.position });
+}
+
+const CACHE_LIMIT = 2000;
+
+export class PolicyService implements PolicyFilterSource {
+  // Validation is a pure function of (expression, column set): memoised, so applying a policy
+  // re-validates it against the table as it is now without re-parsing on every request.
+  private validated = new Map<string, TypedExpr | PolicyError>();
+  private logged = new Set<string>();
+
+  constructor(
+    private readonly engine: Engine,
+    private readonly tables: TableService,
+    private readonly clock: Clock,
+    private readonly log: PolicyLog,
+  ) {}
+
+  private validate(expression: string, columns: ColumnInfo[]): TypedExpr | PolicyError {
+    const key = `${columns.map((c) => `${c.name}:${c.type}`).join(',')}\u0000${expression}`;
+    let v = this.validated.get(key);
+    if (v === undefined) {
+      try {
+        v = validatePolicy(expression, columns);
+      } catch (err) {
+        if (!(err instanceof PolicyError)) throw err;
+        v = err;
+      }
+      if (this.validated.size >= CACHE_LIMIT) this.validated.clear();
+      this.validated.set(key, v);
+    }
+    return v;
+  }
+
+  private checkInput(input: { name?: string; expression?: string }, columns: ColumnInfo[]): void {
+    if (input.name !== undefined) {
+      const n = input.name.trim();
+      if (n.length < 1 || charLength(n) > 100) throw invalid('name', n.length < 1 ? 'empty' : 'too_long', 'A policy name has 1 to 100 characters.');
+    }
+    if (input.expression !== undefined) {
+      const v = this.validate(input.expression, columns);
+      if (v instanceof PolicyError) throw invalidExpression(v);
+    }
+  }
+
+  private async table(projectId: string, tableId: string): Promise<{ db: Db; info: TableInfo }> {
+    const t = await this.tables.get(projectId, tableId);
+    const info: TableInfo = { id: t.id, name: t.name, columns: t.columns.filter((c) => !c.primary_key) };
+    return { db: await this.engine.project(projectId), info };
+  }
+
+  async list(projectId: string, tableId: string): Promise<Policy[]> {
+    const { db, info } = await this.table(projectId, tableId);
+    const rows = await db.all<PolicyRow>(
+      `SELECT id, name, operation, expression, enabled, created_at FROM ${db.t('_bp_policies')} WHERE table_id = ? ORDER BY created_at, id`,
+      [info.id],
+    );
+    return rows.map(toPolicy);
+  }
+
+  async create(projectId: string, tableId: string, input: { name: string; operation: string; expression: string; enabled?: boolean }): Promise<Policy> {
+    const { db, info } = await this.table(projectId, tableId);
+    const operation = input.operation.toUpperCase() as PolicyOperation;
+    if (!OPERATIONS.includes(operation)) throw invalid('operation', 'not_allowed', `operation must be one of ${OPERATIONS.join(', ')}.`);
+    this.checkInput(input, columnsOf(info));
+    const row: PolicyRow = {
+      id: newId(),
+      name: input.name.trim(),
+      operation,
+      expression: input.expression,
+      enabled: input.enabled ?? true,
+      created_at: this.clock.now().toISOString(),
+    };
+    await db.run(`INSERT INTO ${db.t('_bp_policies')} (id, table_id, name, operation, expression, enabled, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`, [
+      row.id,
+      info.id,
+      row.name,
+      row.operation,
+      row.expression,
+      row.enabled as boolean,
+      row.created_at,
+    ]);
+    return toPolicy(row);
+  }
+
+  private async load(db: Db, tableId: string, policyId: string): Promise<PolicyRow> {
+    if (!isId(policyId)) throw notFound('policy');
+    const row = await db.get<PolicyRow>(
+      `SELECT id, name, operation, expression, enabled, created_at FROM ${db.t('_bp_policies')} WHERE id = ? AND table_id = ?`,
+      [policyId, tableId],
+    );
+    if (!row) throw notFound('policy');
+    return row;
+  }
+
+  async update(projectId: string, tableId: string, policyId: string, input: { name?: string; expression?: string; enabled?: boolean }): Promise<Policy> {
+    const { db, info } = await this.table(projectId, tableId);
+    const row = await this.load(db, info.id, policyId);
+    this.checkInput(input, columnsOf(info));
+    const next: PolicyRow = {
+      ...row,
+      name: input.name !== undefined ? input.name.trim() : row.name,
+      expression: input.expression ?? row.expression,
+      enabled: input.enabled ?? (row.enabled === true || row.enabled === 1),
+    };
+    await db.run(`UPDATE ${db.t('_bp_policies')} SET name = ?, expression = ?, enabled = ? WHERE id = ?`, [next.name, next.expression, next.enabled as boolean, row.id]);
+    return toPolicy(next);
+  }
+
+  async remove(projectId: string, tableId: string, policyId: string): Promise<void> {
+    const { db, info } = await this.table(projectId, tableId);
+    await this.load(db, info.id, policyId);
+    await db.run(`DELETE FROM ${db.t('_bp_policies')} WHERE id = ?`, [policyId]);
+  }
+
+  /**
+   * The table's enabled policies, read once per request; the returned function gives the combined
+   * row filter of one operation (its own policies and ALL ones, ORed), or null when it has none.
+   */
+  async rowFilters(db: Db, table: TableInfo, auth: AuthContext | null): Promise<(op: Operation) => Sql | null> {
+    const rows = await db.all<{ id: string; operation: string; expression: string }>(
+      `SELECT id, operation, expression FROM ${db.t('_bp_policies')} WHERE table_id = ? AND enabled = ? ORDER BY created_at, id`,
+      [table.id, true],
+    );
+    const now = this.clock.now();
+    return (op) => this.combine(table, rows.filter((r) => r.operation === op || r.operation === 'ALL'), auth, now);
+  }
+
+  private combine(table: TableInfo, rows: { id: string; expression: string }[], auth: AuthContext | null, now: Date): Sql | null {
+    if (rows.length === 0) return null;
+    const columns = columnsOf(table);
+    const parts: Sql[] = [];
+    for (const r of rows) {
+      const v = this.validate(r.expression, columns);
+      if (v instanceof PolicyError) {
+        const key = `${r.id}\u0000${r.expression}\u0000${columns.map((c) => c.name).join(',')}`;
+        if (!this.logged.has(key)) {
+          this.logged.add(key);
+          this.log.warn({ policy_id: r.id, table: table.name, offending: v.offending, position: v.position }, 'stored RLS policy no longer validates; it matches no rows');
+        }
+        parts.push({ sql: '1=0', params: [] });
+        continue;
+      }
+      const compiled = this.engine.dialect.compilePolicy(v, { auth, now });
+      parts.push({ sql: compiled.sql, params: compiled.params as Sql['params'] });
+    }
+    return { sql: parts.map((p) => `(${p.sql})`).join(' OR '), params: parts.flatMap((p) => p.params) };
+  }
+}

@@ -1,0 +1,99 @@
+// Projects (SPEC 4.2, CONTRACT §2). Another owner's project is indistinguishable from a missing one.
+import type { Db, Engine } from '../storage/engine.ts';
+import type { Clock } from '../lib/clock.ts';
+import { newId, isId } from '../lib/ids.ts';
+import { invalid, notFound } from '../errors.ts';
+import { charLength } from '../lib/validate.ts';
+
+export interface Project {
+  id: string;
+  name: string;
+  description: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+function checkName(raw: string): string {
+  const name = raw.trim();
+  if (name.length < 1) throw invalid('name', 'empty', 'The project name must not be empty.');
+  if (charLength(name) > 100) throw invalid('name', 'too_long', 'The project name must have at most 100 characters.');
+  return name;
+}
+
+function checkDescription(raw: string | null): string | null {
+  if (raw === null) return null;
+  if (charLength(raw) > 1000) throw invalid('description', 'too_long', 'The description must have at most 1000 characters.');
+  return raw;
+}
+
+const COLUMNS = 'id, name, description, created_at, updated_at';
+
+export class ProjectService {
+  private readonly db: Db;
+
+  constructor(
+    private readonly engine: Engine,
+    private readonly clock: Clock,
+  ) {
+    this.db = engine.platform;
+  }
+
+  list(ownerId: string): Promise<Project[]> {
+    return this.db.all<Project>(`SELECT ${COLUMNS} FROM ${this.db.t('projects')} WHERE owner_id = ? ORDER BY created_at, id`, [ownerId]);
+  }
+
+  /** The project if it exists and belongs to the owner; 404 otherwise. */
+  async get(ownerId: string, projectId: string): Promise<Project> {
+    if (!isId(projectId)) throw notFound('project');
+    const row = await this.db.get<Project>(`SELECT ${COLUMNS} FROM ${this.db.t('projects')} WHERE id = ? AND owner_id = ?`, [
+      projectId,
+      ownerId,
+    ]);
+    if (!row) throw notFound('project');
+    return row;
+  }
+
+  /** The project by id alone (data-plane routes authenticate with a project credential). */
+  async find(projectId: string): Promise<Project | undefined> {
+    if (!isId(projectId)) return undefined;
+    return this.db.get<Project>(`SELECT ${COLUMNS} FROM ${this.db.t('projects')} WHERE id = ?`, [projectId]);
+  }
+
+  async create(ownerId: string, input: { name: string; description?: string | null }): Promise<Project> {
+    const name = checkName(input.name);
+    const description = checkDescription(input.description ?? null);
+    const now = this.clock.now().toISOString();
+    const project: Project = { id: newId(), name, description, created_at: now, updated_at: now };
+    await this.engine.createProjectStore(project.id);
+    try {
+      await this.db.run(`INSERT INTO ${this.db.t('projects')} (id, owner_id, name, description, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`, [
+        project.id,
+        ownerId,
+        name,
+        description,
+        now,
+        now,
+      ]);
+    } catch (err) {
+      await this.engine.dropProjectStore(project.id).catch(() => undefined);
+      throw err;
+    }
+    return project;
+  }
+
+  async update(ownerId: string, projectId: string, input: { name?: string; description?: string | null }): Promise<Project> {
+    await this.get(ownerId, projectId);
+    const sets: string[] = ['updated_at = ?'];
+    const params: (string | null)[] = [this.clock.now().toISOString()];
+    if (input.name !== undefined) (sets.push('name = ?'), params.push(checkName(input.name)));
+    if (input.description !== undefined) (sets.push('description = ?'), params.push(checkDescription(input.description)));
+    await this.db.run(`UPDATE ${this.db.t('projects')} SET ${sets.join(', ')} WHERE id = ? AND owner_id = ?`, [...params, projectId, ownerId]);
+    return this.get(ownerId, projectId);
+  }
+
+  async remove(ownerId: string, projectId: string): Promise<void> {
+    await this.get(ownerId, projectId);
+    await this.db.run(`DELETE FROM ${this.db.t('projects')} WHERE id = ? AND owner_id = ?`, [projectId, ownerId]);
+    await this.engine.dropProjectStore(projectId);
+  }
+}

@@ -1,0 +1,291 @@
+// Tables of a project (CONTRACT §3): definitions kept in the project store's `_bp_tables`, DDL run
+// in the same transaction, identifiers only from checked names, quoted by the engine.
+import type { ColumnType, Db, Engine } from '../storage/engine.ts';
+import { quoteIdent, UniqueViolation } from '../storage/engine.ts';
+import type { Clock } from '../lib/clock.ts';
+import { newId, isId } from '../lib/ids.ts';
+import { NAME_RE } from '../lib/validate.ts';
+import { conflict, invalid, notFound } from '../errors.ts';
+import { COLUMN_TYPES, checkValue, toParam } from './column-values.ts';
+
+export const MAX_COLUMNS = 100;
+export const MAX_TABLES = 500;
+
+export interface ColumnDefInput {
+  name: string;
+  type: string;
+  nullable?: boolean;
+  default?: unknown;
+  unique?: boolean;
+  indexed?: boolean;
+}
+
+export interface ColumnDef {
+  name: string;
+  type: ColumnType;
+  nullable: boolean;
+  default: unknown;
+  unique: boolean;
+  indexed: boolean;
+}
+
+export interface Column extends ColumnDef {
+  primary_key: boolean;
+}
+
+interface StoredColumn extends ColumnDef {
+  index_name: string | null;
+}
+
+export interface Table {
+  id: string;
+  name: string;
+  columns: Column[];
+  created_at: string;
+}
+
+/** The internal view of a table: its stored columns, used by the data plane. */
+export interface TableInfo {
+  id: string;
+  name: string;
+  columns: ColumnDef[]; // without `id`
+}
+
+export const ID_COLUMN: Column = {
+  name: 'id',
+  type: 'integer',
+  nullable: false,
+  default: null,
+  unique: true,
+  indexed: true,
+  primary_key: true,
+};
+
+const SPECIAL_DEFAULTS: Record<string, ColumnType[]> = {
+  'now()': ['timestamp', 'date'],
+  '$auth.id': ['integer'],
+  '$auth.email': ['text'],
+};
+
+// Names an engine keeps for itself: refused on every engine so that a table definition works
+// the same on SQLite and PostgreSQL.
+const RESERVED_PREFIXES = ['_bp_', 'sqlite_', 'pg_'];
+const RESERVED_COLUMNS = new Set(['id', 'oid', 'rowid', '_rowid_', 'xmin', 'xmax', 'cmin', 'cmax', 'ctid', 'tableoid']);
+
+export function checkName(raw: unknown, field: string, what: 'table' | 'column'): string {
+  if (typeof raw !== 'string' || !NAME_RE.test(raw))
+    throw invalid(field, 'invalid_name', `The ${what} name must match ^[a-z_][a-z0-9_]{0,62}$.`, 'invalid_name');
+  const prefix = RESERVED_PREFIXES.find((p) => raw.startsWith(p));
+  if (prefix) throw invalid(field, 'reserved_name', `Names starting with ${prefix} are reserved.`, 'invalid_name');
+  if (what === 'column' && RESERVED_COLUMNS.has(raw)) throw invalid(field, 'reserved_name', `The column name '${raw}' is reserved.`, 'invalid_name');
+  return raw;
+}
+
+function checkColumnDef(input: ColumnDefInput, field: string): ColumnDef {
+  const name = checkName(input.name, `${field}.name`, 'column');
+  if (!COLUMN_TYPES.includes(input.type as ColumnType))
+    throw invalid(`${field}.type`, 'invalid_type', `The column type must be one of ${COLUMN_TYPES.join(', ')}.`);
+  const type = input.type as ColumnType;
+  let dflt: unknown = input.default === undefined ? null : input.default;
+  if (dflt !== null) {
+    const special = typeof dflt === 'string' ? SPECIAL_DEFAULTS[dflt] : undefined;
+    if (special && special.includes(type)) {
+      // kept as the marker string; filled in at insert time
+    } else if (special) {
+      // a marker on a type it does not fit is a mistake, not a literal text default
+      throw invalid(`${field}.default`, 'invalid_default', `The default ${String(dflt)} does not apply to a ${type} column.`, 'invalid_default');
+    } else {
+      const checked = checkValue(type, dflt);
+      if (!checked.ok)
+        throw invalid(`${field}.default`, 'invalid_default', `The default of '${name}' is not a valid ${type} (${checked.reason}).`, 'invalid_default');
+      dflt = checked.value;
+    }
+  }
+  return {
+    name,
+    type,
+    nullable: input.nullable ?? true,
+    default: dflt,
+    unique: input.unique ?? false,
+    indexed: input.indexed ?? false,
+  };
+}
+
+function publicColumns(stored: StoredColumn[]): Column[] {
+  return [ID_COLUMN, ...stored.map(({ index_name: _ignored, ...c }) => ({ ...c, primary_key: false }))];
+}
+
+interface TableRow {
+  id: string;
+  name: string;
+  columns: string;
+  created_at: string;
+}
+
+export class TableService {
+  constructor(
+    private readonly engine: Engine,
+    private readonly clock: Clock,
+  ) {}
+
+  private async load(db: Db, tableId: string): Promise<{ row: TableRow; columns: StoredColumn[] }> {
+    if (!isId(tableId)) throw notFound('table');
+    const row = await db.get<TableRow>(`SELECT id, name, columns, created_at FROM ${db.t('_bp_tables')} WHERE id = ?`, [tableId]);
+    if (!row) throw notFound('table');
+    return { row, columns: JSON.parse(row.columns) as StoredColumn[] };
+  }
+
+  private toTable(row: TableRow, columns: StoredColumn[]): Table {
+    return { id: row.id, name: row.name, columns: publicColumns(columns), created_at: row.created_at };
+  }
+
+  async list(projectId: string): Promise<Table[]> {
+    const db = await this.engine.project(projectId);
+    const rows = await db.all<TableRow>(`SELECT id, name, columns, created_at FROM ${db.t('_bp_tables')} ORDER BY created_at, name`);
+    return rows.map((r) => this.toTable(r, JSON.parse(r.columns)));
+  }
+
+  async get(projectId: string, tableId: string): Promise<Table> {
+    const db = await this.engine.project(projectId);
+    const { row, columns } = await this.load(db, tableId);
+    return this.toTable(row, columns);
+  }
+
+  /** Table by name for the data plane; undefined when there is none. */
+  async findByName(projectId: string, name: string): Promise<TableInfo | undefined> {
+    if (!NAME_RE.test(name)) return undefined;
+    const db = await this.engine.project(projectId);
+    const row = await db.get<TableRow>(`SELECT id, name, columns, created_at FROM ${db.t('_bp_tables')} WHERE name = ?`, [name]);
+    if (!row) return undefined;
+    return { id: row.id, name: row.name, columns: (JSON.parse(row.columns) as StoredColumn[]).map(({ index_name: _i, ...c }) => c) };
+  }
+
+  async create(projectId: string, input: { name: string; columns: ColumnDefInput[] }): Promise<Table> {
+    const name = checkName(input.name, 'name', 'table');
+    if (input.columns.length > MAX_COLUMNS) throw invalid('columns', 'too_many', `A table has at most ${MAX_COLUMNS} columns.`);
+    const defs = input.columns.map((c, i) => checkColumnDef(c, `columns[${i}]`));
+    const seen = new Set<string>();
+    for (const d of defs) {
+      if (seen.has(d.name)) throw conflict('duplicate_column', `The column '${d.name}' is defined twice.`, { column: d.name });
+      seen.add(d.name);
+    }
+    const stored: StoredColumn[] = defs.map((d) => ({ ...d, index_name: d.unique || d.indexed ? `bp_${newId()}` : null }));
+    const db = await this.engine.project(projectId);
+    const row: TableRow = { id: newId(), name, columns: JSON.stringify(stored), created_at: this.clock.now().toISOString() };
+    const dialect = this.engine.dialect;
+    try {
+      await db.tx(async (tx) => {
+        const count = await tx.get<{ n: number }>(`SELECT count(*) AS n FROM ${tx.t('_bp_tables')}`);
+        if (Number(count?.n ?? 0) >= MAX_TABLES) throw invalid('name', 'too_many_tables', `A project has at most ${MAX_TABLES} tables.`);
+        await tx.run(`INSERT INTO ${tx.t('_bp_tables')} (id, name, columns, created_at) VALUES (?, ?, ?, ?)`, [
+          row.id,
+          row.name,
+          row.columns,
+          row.created_at,
+        ]);
+        const cols = [dialect.idColumn, ...stored.map((c) => `${quoteIdent(c.name)} ${dialect.columnType(c.type)}${c.nullable ? '' : ' NOT NULL'}`)];
+        await tx.run(`CREATE TABLE ${tx.t(name)} (${cols.join(', ')})`);
+        for (const c of stored) await this.createIndex(tx, name, c);
+      });
+    } catch (err) {
+      if (err instanceof UniqueViolation) throw conflict('duplicate_table', `A table named '${name}' already exists.`, { table: name });
+      throw err;
+    }
+    return this.toTable(row, stored);
+  }
+
+  private async createIndex(tx: Db, table: string, c: StoredColumn): Promise<void> {
+    if (!c.index_name) return;
+    await tx.run(`CREATE ${c.unique ? 'UNIQUE ' : ''}INDEX ${quoteIdent(c.index_name)} ON ${tx.t(table)} (${quoteIdent(c.name)})`);
+  }
+
+  async alter(
+    projectId: string,
+    tableId: string,
+    input: { name?: string; add_columns?: ColumnDefInput[]; drop_columns?: string[]; rename_columns?: Record<string, string> },
+  ): Promise<Table> {
+    const db = await this.engine.project(projectId);
+    const { row, columns } = await this.load(db, tableId);
+    const newName = input.name !== undefined ? checkName(input.name, 'name', 'table') : row.name;
+
+    // Plan every step against the resulting column set before touching anything.
+    const byName = new Map(columns.map((c) => [c.name, c]));
+    const drops = input.drop_columns ?? [];
+    drops.forEach((d, i) => {
+      if (d === 'id') throw invalid(`drop_columns[${i}]`, 'reserved_name', `The column 'id' cannot be dropped.`, 'invalid_name');
+      if (!byName.has(d)) throw invalid(`drop_columns[${i}]`, 'unknown_column', `The table has no column '${d}'.`, 'unknown_column');
+      if (drops.indexOf(d) !== i) throw invalid(`drop_columns[${i}]`, 'duplicate', `The column '${d}' is listed twice.`);
+    });
+    const remaining = new Set(columns.map((c) => c.name).filter((n) => !drops.includes(n)));
+    const renames = Object.entries(input.rename_columns ?? {});
+    const targets = new Set<string>();
+    for (const [from, to] of renames) {
+      if (from === 'id') throw invalid(`rename_columns.${from}`, 'reserved_name', `The column 'id' cannot be renamed.`, 'invalid_name');
+      if (!remaining.has(from)) throw invalid(`rename_columns`, 'unknown_column', `The table has no column '${from}'.`, 'unknown_column');
+      checkName(to, `rename_columns.${from}`, 'column');
+      if (byName.has(to) || targets.has(to)) throw conflict('duplicate_column', `A column named '${to}' already exists.`, { column: to });
+      targets.add(to);
+    }
+    const finalNames = new Set([...remaining].map((n) => (input.rename_columns && Object.hasOwn(input.rename_columns, n) ? input.rename_columns[n]! : n)));
+    const adds = (input.add_columns ?? []).map((c, i) => checkColumnDef(c, `add_columns[${i}]`));
+    for (const a of adds) {
+      if (finalNames.has(a.name)) throw conflict('duplicate_column', `A column named '${a.name}' already exists.`, { column: a.name });
+      if (!a.nullable && (a.default === null || typeof a.default === 'string' && a.default in SPECIAL_DEFAULTS))
+        throw invalid(`add_columns.${a.name}`, 'default_required', `A non-nullable column added to an existing table needs a literal default.`);
+      finalNames.add(a.name);
+    }
+    if (finalNames.size > MAX_COLUMNS) throw invalid('add_columns', 'too_many', `A table has at most ${MAX_COLUMNS} columns.`);
+
+    if (newName !== row.name) {
+      const clash = await db.get(`SELECT id FROM ${db.t('_bp_tables')} WHERE name = ?`, [newName]);
+      if (clash) throw conflict('duplicate_table', `A table named '${newName}' already exists.`, { table: newName });
+    }
+
+    let next: StoredColumn[] = columns.filter((c) => !drops.includes(c.name));
+    const dialect = this.engine.dialect;
+    try {
+      await db.tx(async (tx) => {
+        let table = row.name;
+        for (const d of drops) {
+          const c = byName.get(d)!;
+          if (c.index_name) await tx.run(`DROP INDEX ${tx.t(c.index_name)}`);
+          await tx.run(`ALTER TABLE ${tx.t(table)} DROP COLUMN ${quoteIdent(d)}`);
+        }
+        for (const [from, to] of renames) {
+          await tx.run(`ALTER TABLE ${tx.t(table)} RENAME COLUMN ${quoteIdent(from)} TO ${quoteIdent(to)}`);
+          next = next.map((c) => (c.name === from ? { ...c, name: to } : c));
+        }
+        for (const a of adds) {
+          const stored: StoredColumn = { ...a, index_name: a.unique || a.indexed ? `bp_${newId()}` : null };
+          const add = dialect.addColumn(tx.t(table), quoteIdent(a.name), a.type, !a.nullable);
+          await tx.run(add.add);
+          const literal = a.default !== null && !(typeof a.default === 'string' && a.default in SPECIAL_DEFAULTS);
+          if (literal) await tx.run(`UPDATE ${tx.t(table)} SET ${quoteIdent(a.name)} = ?`, [toParam(a.type, a.default)]);
+          if (add.afterBackfill) await tx.run(add.afterBackfill);
+          await this.createIndex(tx, table, stored);
+          next.push(stored);
+        }
+        if (newName !== table) {
+          await tx.run(`UPDATE ${tx.t('_bp_tables')} SET name = ? WHERE id = ?`, [newName, row.id]);
+          await tx.run(`ALTER TABLE ${tx.t(table)} RENAME TO ${quoteIdent(newName)}`);
+          table = newName;
+        }
+        await tx.run(`UPDATE ${tx.t('_bp_tables')} SET columns = ? WHERE id = ?`, [JSON.stringify(next), row.id]);
+      });
+    } catch (err) {
+      if (err instanceof UniqueViolation)
+        throw conflict('unique_violation', 'Existing rows would violate a unique column; nothing was changed.');
+      throw err;
+    }
+    return this.toTable({ ...row, name: newName }, next);
+  }
+
+  async remove(projectId: string, tableId: string): Promise<void> {
+    const db = await this.engine.project(projectId);
+    const { row } = await this.load(db, tableId);
+    await db.tx(async (tx) => {
+      await tx.run(`DELETE FROM ${tx.t('_bp_tables')} WHERE id = ?`, [row.id]);
+      await tx.run(`DROP TABLE ${tx.t(row.name)}`);
+    });
+  }
+}

@@ -1,0 +1,74 @@
+// The one interface services use to reach a database. Everything engine-specific lives below
+// storage/: connection handling, placeholder style, column types, migrations, driver errors.
+import type { CompileContext, CompiledSql, TypedExpr } from '../policy-language/index.ts';
+
+export type EngineKind = 'sqlite' | 'postgres';
+export type SqlParam = string | number | boolean | null | bigint;
+
+export interface Db {
+  readonly kind: EngineKind;
+  /** Quotes (and on PostgreSQL schema-qualifies) a table or index name of this store. */
+  t(name: string): string;
+  all<T = Record<string, unknown>>(sql: string, params?: readonly SqlParam[]): Promise<T[]>;
+  get<T = Record<string, unknown>>(sql: string, params?: readonly SqlParam[]): Promise<T | undefined>;
+  run(sql: string, params?: readonly SqlParam[]): Promise<{ changes: number }>;
+  /** Runs fn in one transaction; nested calls join the outer transaction. */
+  tx<T>(fn: (db: Db) => Promise<T>): Promise<T>;
+}
+
+export type ColumnType = 'text' | 'integer' | 'number' | 'boolean' | 'timestamp' | 'date' | 'json';
+
+export interface Dialect {
+  readonly kind: EngineKind;
+  /** SQL type for a user column type. */
+  columnType(type: ColumnType): string;
+  /** Column definition of the implicit integer primary key `id`. */
+  readonly idColumn: string;
+  /** Appended to a text column reference in comparisons and ORDER BY so both engines order strings by code point. */
+  readonly binaryCollation: string;
+  /**
+   * A LIKE match of `column` against one bound pattern written in SQL LIKE syntax (`%`, `_`, `\` escape).
+   * Returns the SQL (with one `?`) and the pattern as the engine needs it bound.
+   */
+  like(column: string, caseInsensitive: boolean, pattern: string): { sql: string; param: string };
+  /**
+   * ADD COLUMN for an existing table; a NOT NULL column is backfilled with its default (a bound
+   * parameter) between `add` and `afterBackfill`.
+   */
+  addColumn(table: string, column: string, type: ColumnType, notNull: boolean): { add: string; afterBackfill: string | null };
+  /** Compiles a validated policy expression to a boolean SQL fragment with bound parameters. */
+  compilePolicy(expr: TypedExpr, ctx: CompileContext): CompiledSql;
+  /** After rows were inserted with explicit ids: keep the id generator ahead of them. */
+  afterExplicitIds(db: Db, table: string): Promise<void>;
+}
+
+export interface Engine {
+  readonly kind: EngineKind;
+  readonly dialect: Dialect;
+  /** The platform store (accounts, sessions, projects). */
+  readonly platform: Db;
+  /** Creates the store of a new project (a file or a schema) and applies its migrations. */
+  createProjectStore(projectId: string): Promise<void>;
+  /** Opens (cached) the store of an existing project. */
+  project(projectId: string): Promise<Db>;
+  /** Removes a project's store and everything in it. */
+  dropProjectStore(projectId: string): Promise<void>;
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+export function quoteIdent(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+// Driver errors translated at the adapter, so services only see these.
+export class UniqueViolation extends Error {
+  constructor(readonly constraint: string | null) {
+    super('unique violation');
+  }
+}
+export class NotNullViolation extends Error {
+  constructor(readonly column: string | null) {
+    super('not null violation');
+  }
+}

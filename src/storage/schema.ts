@@ -1,0 +1,66 @@
+// Migrations of both stores, written once against a per-engine type vocabulary: the engines differ
+// only in the SQL types below, so the migration list (and its names) is shared.
+import type { Migration } from './migrate.ts';
+
+export interface SchemaTypes {
+  ts: string; // an instant
+  bool: string;
+  bigint: string;
+  serial: string; // auto-increment integer primary key
+}
+
+// t() qualifies table names; index names stay bare (PostgreSQL puts an index in its table's schema).
+type Q = (name: string) => string;
+
+export function platformMigrations(t: Q, y: SchemaTypes): Migration[] {
+  return [
+    {
+      name: '0001_accounts_projects',
+      statements: [
+        `CREATE TABLE ${t('accounts')} (id TEXT PRIMARY KEY, name TEXT NOT NULL, email TEXT NOT NULL UNIQUE,
+          password_hash TEXT NOT NULL, created_at ${y.ts} NOT NULL, updated_at ${y.ts} NOT NULL)`,
+        `CREATE TABLE ${t('platform_sessions')} (token_hash TEXT PRIMARY KEY,
+          account_id TEXT NOT NULL REFERENCES ${t('accounts')}(id) ON DELETE CASCADE,
+          created_at ${y.ts} NOT NULL, expires_at ${y.ts} NOT NULL)`,
+        `CREATE INDEX "platform_sessions_account" ON ${t('platform_sessions')} (account_id)`,
+        `CREATE TABLE ${t('projects')} (id TEXT PRIMARY KEY,
+          owner_id TEXT NOT NULL REFERENCES ${t('accounts')}(id) ON DELETE CASCADE,
+          name TEXT NOT NULL, description TEXT, created_at ${y.ts} NOT NULL, updated_at ${y.ts} NOT NULL)`,
+        `CREATE INDEX "projects_owner" ON ${t('projects')} (owner_id, created_at)`,
+        `CREATE TABLE ${t('auth_failures')} (scope TEXT NOT NULL, subject TEXT NOT NULL, at ${y.ts} NOT NULL)`,
+        `CREATE INDEX "auth_failures_subject" ON ${t('auth_failures')} (scope, subject, at)`,
+      ],
+    },
+  ];
+}
+
+export function projectMigrations(t: Q, y: SchemaTypes): Migration[] {
+  return [
+    {
+      name: '0001_tables',
+      statements: [
+        `CREATE TABLE ${t('_bp_tables')} (id TEXT PRIMARY KEY, name TEXT NOT NULL UNIQUE, columns TEXT NOT NULL,
+          created_at ${y.ts} NOT NULL)`,
+      ],
+    },
+    {
+      name: '0002_keys_users_policies',
+      statements: [
+        `CREATE TABLE ${t('_bp_keys')} (id TEXT PRIMARY KEY, name TEXT NOT NULL, key_hash TEXT NOT NULL UNIQUE,
+          key_prefix TEXT NOT NULL, permissions TEXT NOT NULL, expires_at ${y.ts}, created_at ${y.ts} NOT NULL,
+          last_used_at ${y.ts})`,
+        `CREATE TABLE ${t('_bp_users')} (id ${y.serial}, email TEXT NOT NULL UNIQUE, password_hash TEXT NOT NULL,
+          role TEXT, email_verified ${y.bool} NOT NULL DEFAULT FALSE, created_at ${y.ts} NOT NULL, updated_at ${y.ts} NOT NULL)`,
+        `CREATE TABLE ${t('_bp_user_sessions')} (token_hash TEXT PRIMARY KEY,
+          user_id ${y.bigint} NOT NULL REFERENCES ${t('_bp_users')}(id) ON DELETE CASCADE,
+          created_at ${y.ts} NOT NULL, expires_at ${y.ts} NOT NULL)`,
+        `CREATE INDEX "_bp_user_sessions_user" ON ${t('_bp_user_sessions')} (user_id)`,
+        `CREATE TABLE ${t('_bp_policies')} (id TEXT PRIMARY KEY,
+          table_id TEXT NOT NULL REFERENCES ${t('_bp_tables')}(id) ON DELETE CASCADE,
+          name TEXT NOT NULL, operation TEXT NOT NULL, expression TEXT NOT NULL, enabled ${y.bool} NOT NULL,
+          created_at ${y.ts} NOT NULL)`,
+        `CREATE INDEX "_bp_policies_table" ON ${t('_bp_policies')} (table_id, created_at)`,
+      ],
+    },
+  ];
+}

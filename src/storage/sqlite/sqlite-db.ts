@@ -1,0 +1,125 @@
+// A better-sqlite3 connection behind the async Db interface. better-sqlite3 is synchronous, so a
+// transaction that awaits would let other requests' statements slip into it: a per-connection
+// lock makes every statement outside the open transaction wait until it ends.
+import type Database from 'better-sqlite3';
+import type { Db, SqlParam } from '../engine.ts';
+import { quoteIdent, UniqueViolation, NotNullViolation } from '../engine.ts';
+
+const CACHE_LIMIT = 500;
+
+function toSqlite(params: readonly SqlParam[]): unknown[] {
+  return params.map((p) => (typeof p === 'boolean' ? (p ? 1 : 0) : p));
+}
+
+export function translateSqliteError(err: unknown): unknown {
+  const e = err as { code?: string; message?: string };
+  if (e?.code === 'SQLITE_CONSTRAINT_UNIQUE' || e?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY') {
+    const m = /UNIQUE constraint failed: ([^\s,]+)/.exec(e.message ?? '');
+    return new UniqueViolation(m ? m[1]!.split('.').pop()! : null);
+  }
+  if (e?.code === 'SQLITE_CONSTRAINT_NOTNULL') {
+    const m = /NOT NULL constraint failed: ([^\s,]+)/.exec(e.message ?? '');
+    return new NotNullViolation(m ? m[1]!.split('.').pop()! : null);
+  }
+  return err;
+}
+
+export class SqliteDb implements Db {
+  readonly kind = 'sqlite' as const;
+  private statements = new Map<string, Database.Statement>();
+  private lockedUntil: Promise<void> | null = null;
+  private readonly inner: Db;
+
+  constructor(readonly raw: Database.Database) {
+    const self = this;
+    this.inner = {
+      kind: 'sqlite',
+      t: (n) => quoteIdent(n),
+      all: async (sql, params = []) => self.exec(sql, params, 'all') as never,
+      get: async (sql, params = []) => self.exec(sql, params, 'get') as never,
+      run: async (sql, params = []) => self.exec(sql, params, 'run') as never,
+      tx: (fn) => fn(self.inner),
+    };
+  }
+
+  t(name: string): string {
+    return quoteIdent(name);
+  }
+
+  private prepare(sql: string): Database.Statement {
+    let st = this.statements.get(sql);
+    if (!st) {
+      st = this.raw.prepare(sql);
+      if (this.statements.size >= CACHE_LIMIT) this.statements.clear();
+      this.statements.set(sql, st);
+    }
+    return st;
+  }
+
+  private exec(sql: string, params: readonly SqlParam[], mode: 'all' | 'get' | 'run'): unknown {
+    try {
+      const st = this.prepare(sql);
+      const args = toSqlite(params);
+      if (mode === 'run') {
+        if (st.reader) return { changes: st.all(...args).length };
+        return { changes: st.run(...args).changes };
+      }
+      if (!st.reader) {
+        st.run(...args);
+        return mode === 'all' ? [] : undefined;
+      }
+      return mode === 'all' ? st.all(...args) : st.get(...args);
+    } catch (err) {
+      throw translateSqliteError(err);
+    }
+  }
+
+  private async idle(): Promise<void> {
+    while (this.lockedUntil) await this.lockedUntil;
+  }
+
+  async all<T>(sql: string, params: readonly SqlParam[] = []): Promise<T[]> {
+    if (this.lockedUntil) await this.idle();
+    return this.exec(sql, params, 'all') as T[];
+  }
+
+  async get<T>(sql: string, params: readonly SqlParam[] = []): Promise<T | undefined> {
+    if (this.lockedUntil) await this.idle();
+    return this.exec(sql, params, 'get') as T | undefined;
+  }
+
+  async run(sql: string, params: readonly SqlParam[] = []): Promise<{ changes: number }> {
+    if (this.lockedUntil) await this.idle();
+    return this.exec(sql, params, 'run') as { changes: number };
+  }
+
+  async tx<T>(fn: (db: Db) => Promise<T>): Promise<T> {
+    await this.idle();
+    let release!: () => void;
+    this.lockedUntil = new Promise<void>((r) => (release = r));
+    try {
+      this.raw.exec('BEGIN IMMEDIATE');
+      try {
+        const result = await fn(this.inner);
+        this.raw.exec('COMMIT');
+        return result;
+      } catch (err) {
+        if (this.raw.inTransaction) this.raw.exec('ROLLBACK');
+        throw err;
+      }
+    } finally {
+      this.lockedUntil = null;
+      release();
+    }
+  }
+
+  /** True while a transaction is open (it spans awaits; single statements never do). */
+  get busy(): boolean {
+    return this.lockedUntil !== null;
+  }
+
+  /** DDL changes invalidate prepared statements that read the changed table. */
+  clearStatementCache(): void {
+    this.statements.clear();
+  }
+}

@@ -1,0 +1,126 @@
+// Runs policy expressions against a real table `t` on SQLite and on PostgreSQL.
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import type { AuthContext, ColumnInfo } from '../../src/policy-language/index.js';
+import { registerSqliteFunctions, validatePolicy } from '../../src/policy-language/index.js';
+import { SqlitePolicyCompiler } from '../../src/storage/sqlite/sqlite-policy-compiler.js';
+import { PostgresPolicyCompiler } from '../../src/storage/postgres/postgres-policy-compiler.js';
+import { sqliteDialect } from '../../src/storage/sqlite/sqlite-engine.js';
+import { postgresDialect } from '../../src/storage/postgres/postgres-engine.js';
+import { createTestDatabase, type EngineName, type TestDatabase } from '../support/postgres.js';
+
+/** The conformance table: one column of every type (plus id). */
+export const COLUMNS: ColumnInfo[] = [
+  { name: 'id', type: 'integer' },
+  { name: 'owner_id', type: 'integer' },
+  { name: 'name', type: 'text' },
+  { name: 'email', type: 'text' },
+  { name: 'tags', type: 'text' },
+  { name: 'qty', type: 'integer' },
+  { name: 'price', type: 'number' },
+  { name: 'active', type: 'boolean' },
+  { name: 'created_at', type: 'timestamp' },
+  { name: 'due', type: 'date' },
+  { name: 'data', type: 'json' },
+];
+
+/** Column values as the service receives them from JSON (json column: the JSON text). */
+export type Row = Partial<Record<string, string | number | bigint | boolean | null>>;
+
+export const DEFAULT_AUTH: AuthContext = { id: 7, email: 'alice@example.com', role: 'editor' };
+export const DEFAULT_NOW = new Date('2024-03-15T12:00:00.000Z');
+
+// The engines' own column types, so the conformance table runs on exactly what the service stores.
+const SQLITE_TYPES = (t: ColumnInfo['type']) => sqliteDialect.columnType(t);
+const PG_TYPES = (t: ColumnInfo['type']) => postgresDialect.columnType(t);
+
+export interface Engine {
+  name: EngineName;
+  /** true when the row matches the expression */
+  matches(expr: string, row: Row, auth: AuthContext | null, now: Date): Promise<boolean>;
+  compile(expr: string, auth: AuthContext | null, now: Date): { sql: string; params: unknown[] };
+  close(): Promise<void>;
+}
+
+let nextId = 1;
+
+export async function openEngine(name: EngineName): Promise<Engine> {
+  return name === 'sqlite' ? openSqlite() : openPostgres();
+}
+
+function openSqlite(): Engine {
+  const db = new Database(':memory:');
+  registerSqliteFunctions(db);
+  const defs = COLUMNS.map((c) => `"${c.name}" ${SQLITE_TYPES(c.type)}${c.name === 'id' ? ' PRIMARY KEY' : ''}`);
+  db.exec(`CREATE TABLE t (${defs.join(', ')})`);
+  const compiler = new SqlitePolicyCompiler();
+  const compile = (expr: string, auth: AuthContext | null, now: Date) => compiler.compile(validatePolicy(expr, COLUMNS), { auth, now });
+  return {
+    name: 'sqlite',
+    compile,
+    async matches(expr, row, auth, now) {
+      const { sql, params } = compile(expr, auth, now);
+      const id = nextId++;
+      const names = Object.keys(row);
+      const values = names.map((n) => {
+        const v = row[n];
+        const type = COLUMNS.find((c) => c.name === n)!.type;
+        if (v === null || v === undefined) return null;
+        if (type === 'boolean') return v ? 1 : 0;
+        if (type === 'integer') return BigInt(v as number);
+        return v;
+      });
+      db.prepare(`INSERT INTO t (id${names.map((n) => `, "${n}"`).join('')}) VALUES (?${names.map(() => ', ?').join('')})`).run(id, ...values);
+      try {
+        const r = db.prepare(`SELECT count(*) AS c FROM t WHERE id = ? AND (${sql})`).get(id, ...params) as { c: number };
+        return r.c === 1;
+      } finally {
+        db.prepare('DELETE FROM t WHERE id = ?').run(id);
+      }
+    },
+    async close() {
+      db.close();
+    },
+  };
+}
+
+/** the service's driver convention: `?` placeholders become $1..$n in order */
+export function numbered(sql: string): string {
+  let n = 0;
+  return sql.replace(/\?/g, () => `$${++n}`);
+}
+
+async function openPostgres(): Promise<Engine> {
+  const tdb: TestDatabase = await createTestDatabase();
+  const client = new pg.Client({ connectionString: tdb.url });
+  await client.connect();
+  const defs = COLUMNS.map((c) => `"${c.name}" ${PG_TYPES(c.type)}${c.name === 'id' ? ' PRIMARY KEY' : ''}`);
+  await client.query(`CREATE TABLE t (${defs.join(', ')})`);
+  const compiler = new PostgresPolicyCompiler();
+  const compile = (expr: string, auth: AuthContext | null, now: Date) => compiler.compile(validatePolicy(expr, COLUMNS), { auth, now });
+  return {
+    name: 'postgres',
+    compile,
+    async matches(expr, row, auth, now) {
+      const { sql, params } = compile(expr, auth, now);
+      const id = nextId++;
+      const names = Object.keys(row);
+      const values = names.map((n) => {
+        const v = row[n];
+        return typeof v === 'bigint' ? v.toString() : v;
+      });
+      const casts = names.map((n, i) => `$${i + 2}::${PG_TYPES(COLUMNS.find((c) => c.name === n)!.type)}`);
+      await client.query(`INSERT INTO t (id${names.map((n) => `, "${n}"`).join('')}) VALUES ($1${casts.map((c) => `, ${c}`).join('')})`, [id, ...values]);
+      try {
+        const r = await client.query(numbered(`SELECT count(*)::int AS c FROM t WHERE id = ? AND (${sql})`), [id, ...params]);
+        return r.rows[0].c === 1;
+      } finally {
+        await client.query('DELETE FROM t WHERE id = $1', [id]);
+      }
+    },
+    async close() {
+      await client.end();
+      await tdb.drop();
+    },
+  };
+}
