@@ -83,6 +83,13 @@ export abstract class PolicyCompiler {
     return mixed ? frags.map((f, i) => (nodes[i]!.type === 'integer' ? this.asDouble(f) : f)) : frags;
   }
 
+  /**
+   * Appended to the sub-select that binds a repeated argument once. It must stop the planner from
+   * inlining the bound expression into every use: inlining makes planning and evaluation
+   * exponential in the nesting depth even though the SQL text is linear.
+   */
+  protected readonly bindFence: string = '';
+
   protected collateText(f: Frag): Frag {
     return f;
   }
@@ -128,7 +135,7 @@ export abstract class PolicyCompiler {
     if (bound.length === 0) return { sql, params };
     const cols = bound.map((i, slot) => `${args[i]!.sql} AS "V${slot}"`).join(', ');
     return {
-      sql: `(SELECT ${sql} FROM (SELECT ${cols}) AS "BPL")`,
+      sql: `(SELECT ${sql} FROM (SELECT ${cols}${this.bindFence}) AS "BPL")`,
       params: [...params, ...bound.flatMap((i) => args[i]!.params)],
     };
   }
@@ -218,7 +225,10 @@ export abstract class PolicyCompiler {
     }) as [Frag, Frag];
     if (e.op === '+' || e.op === '-') return this.tpl(t.num_add, [a, b], { OP: e.op });
     const d = e.op === '/' ? { ...this.tpl('NULLIF($0, 0)', [b]), simple: b.simple } : b;
-    return this.tpl(e.op === '*' ? t.num_mul : t.num_div, [a, d, this.tpl(t.num_est, [a, d], { OP: e.op })]);
+    // the magnitude estimate $2 is spelled out over $0 and $1 so that each operand is bound once:
+    // passing it as a third argument would copy both operands and double the SQL at every level
+    const est = `(${t.num_est.replace(/%OP%/g, e.op)})`;
+    return this.tpl((e.op === '*' ? t.num_mul : t.num_div).replace(/\$2/g, est), [a, d]);
   }
 
   /** AND/OR lists are emitted as a balanced tree so engines' expression-depth limits are not hit */

@@ -47,7 +47,7 @@ export function checkCall(c: Checker, e: CallExpr): TypedExpr {
     case 'COALESCE':
     case 'IFNULL': {
       const args = c.unify(all(arg), e.args, 'value', e);
-      return make(args, args.find((a) => a.type !== 'null')?.type ?? 'null', 'COALESCE');
+      return make(args, resultType(args), 'COALESCE');
     }
     case 'NULLIF': {
       const args = c.unify(all(arg), e.args, 'eq', e);
@@ -56,12 +56,12 @@ export function checkCall(c: Checker, e: CallExpr): TypedExpr {
     case 'IF': {
       const cond = c.bool(arg(0), e.args[0]!);
       const values = c.unify([arg(1), arg(2)], [e.args[1]!, e.args[2]!], 'value', e);
-      return make([cond, ...values], values.find((a) => a.type !== 'null')?.type ?? 'null');
+      return make([cond, ...values], resultType(values));
     }
     case 'GREATEST':
     case 'LEAST': {
       let args = c.unify(all(arg), e.args, 'order', e);
-      const type = args.find((a) => a.type !== 'null')?.type ?? 'null';
+      const type = resultType(args);
       if (type === 'boolean') throw c.err(`${c.src.slice(e.pos, e.nameEnd)} does not accept boolean values`, e);
       if (type === 'null') args = args.map((a, i) => c.coerce(a, 'integer', e.args[i]!));
       return make(args, type === 'null' ? 'integer' : type);
@@ -141,4 +141,15 @@ function jsonCandidate(c: Checker, t: TypedExpr, e: Expr, what: string): TypedEx
     return { pos: t.pos, end: t.end, kind: 'cast', to: 'json', operand: t, type: 'json' } as unknown as TypedExpr;
   }
   throw c.err(`${what} must be a JSON document but is ${article(t.type)} value`, e);
+}
+
+/**
+ * The type of a value chosen among unified operands (COALESCE, IF, CASE, GREATEST...): the first
+ * non-NULL type, except that one number operand makes the result a number, because unify leaves
+ * integers untouched when the common type is number.
+ */
+export function resultType(args: readonly TypedExpr[]): ValueType {
+  const types = args.map((a) => a.type).filter((t) => t !== 'null');
+  if (types.includes('number')) return 'number';
+  return types[0] ?? 'null';
 }

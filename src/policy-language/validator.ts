@@ -5,7 +5,7 @@ import type { ColumnType, Expr, IntervalUnit, TypedExpr, ValueType } from './ast
 import { PolicyError } from './errors.js';
 import { parseTemporal } from './literals.js';
 import { guard, parsePolicy } from './parser.js';
-import { checkCall } from './validate-functions.js';
+import { checkCall, resultType } from './validate-functions.js';
 
 export interface ColumnInfo {
   name: string;
@@ -113,7 +113,7 @@ export class Checker {
         }
         const resultSrc = [...e.whens.map((w) => w.then), ...(e.else ? [e.else] : [])];
         const results = this.unify(resultSrc.map((x) => this.check(x)), resultSrc, 'value', e);
-        const type = results.find((r) => r.type !== 'null')?.type ?? 'null';
+        const type = resultType(results);
         return {
           ...span,
           kind: 'case',

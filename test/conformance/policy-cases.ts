@@ -455,6 +455,13 @@ export const POLICY_CASES: PolicyCase[] = [
   T("CURDATE() - INTERVAL 1 YEAR = '2023-02-28'", { now: '2024-02-29T06:00:00.000Z' }),
   T("DATE_ADD(CURDATE(), INTERVAL 1 DAY) = '2000-03-01'", { now: '2000-02-29T06:00:00.000Z' }),
   T("DATE_ADD(CURDATE(), INTERVAL 1 DAY) = '1900-03-01'", { now: '1900-02-28T06:00:00.000Z' }),
+  // ---- a choice among integer and number operands is a number (differential fuzz, session 2)
+  T('GREATEST(qty, price) * 1 = 9.99 AND LEAST(price, qty + 10) * 1 = 9.99'),
+  T('GREATEST(qty, GREATEST(qty, GREATEST(price, qty))) <= (1 * GREATEST(qty, price))'),
+  T('IF(FALSE, qty, price) * 1 = 9.99 AND IF(TRUE, qty, price) * 2 = 10'),
+  T('CASE WHEN FALSE THEN qty ELSE price END * 1 = 9.99 AND CASE qty WHEN 5 THEN qty ELSE price END * 2 = 10'),
+  T('COALESCE(NULL, price, qty) * 1 = 9.99 AND IFNULL(qty, price) * 1 = 5'),
+  T("GREATEST(qty, GREATEST(qty, GREATEST(price, qty))) BETWEEN qty AND (LOCATE('a', SUBSTRING(IF(qty BETWEEN qty AND 2.5, name, CONCAT(CONCAT($auth.email, name), name)), 1)) * GREATEST(qty, price))"),
   // ---- out of range: NULL, never a database error (each repro: no match, and IS NULL matches)
   ...OVERFLOW_CASES(),
 ];
@@ -554,6 +561,10 @@ function OVERFLOW_CASES(): PolicyCase[] {
     T("created_at + INTERVAL 0 SECOND = '0001-01-01 00:00:00' AND created_at - INTERVAL 1 MONTH IS NULL", row({ created_at: '0001-01-01T00:00:00.000Z' })),
     T("created_at + INTERVAL 1 DAY = '9999-12-31 23:59:59.999' AND created_at + INTERVAL 1 MONTH IS NULL", row({ created_at: '9999-12-30T23:59:59.999Z' })),
     T("NOW() + INTERVAL qty DAY IS NULL AND CURDATE() - INTERVAL qty WEEK IS NULL", row({ qty: MAX })),
+    // a constant out-of-range instant under a row-dependent one: PostgreSQL must not fold it (fuzz, session 2)
+    T('(((NOW() - INTERVAL ABS((2147483648 + ABS(2147483648))) MINUTE) + INTERVAL ABS((- (qty + qty))) SECOND) + INTERVAL qty SECOND) IS NULL', row({ qty: 0 })),
+    T('(NOW() - INTERVAL 4294967296 MINUTE) IS NULL AND (NOW() + INTERVAL qty SECOND) - INTERVAL 4294967296 MINUTE IS NULL', row({ qty: 1 })),
+    F('created_at + INTERVAL qty SECOND > NOW() - INTERVAL 4294967296 MINUTE', row({ qty: 1 })),
     // differences between extreme dates
     T("TIMESTAMPDIFF(SECOND, '0001-01-01', '9999-12-31 23:59:59') = 315537897599"),
     T("TIMESTAMPDIFF(MONTH, '0001-01-01', '9999-12-31 23:59:59') = 119987 AND TIMESTAMPDIFF(YEAR, '9999-12-31', '0001-01-01') = -9998"),

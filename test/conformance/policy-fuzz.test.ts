@@ -13,6 +13,9 @@ import { PostgresPolicyCompiler } from '../../src/storage/postgres/postgres-poli
 import { COLUMNS, DEFAULT_AUTH, DEFAULT_NOW, openEngine } from './policy-harness.js';
 import { testEngines } from '../support/postgres.js';
 import { BASE_ROW } from './policy-cases.js';
+import { configureFuzz } from '../support/fuzz.js';
+
+configureFuzz();
 
 const KEYWORDS = ['AND', 'OR', 'NOT', 'IN', 'LIKE', 'BETWEEN', 'IS', 'NULL', 'TRUE', 'FALSE', 'CASE', 'WHEN', 'THEN', 'ELSE', 'END', 'INTERVAL', 'DAY', 'MONTH', 'SELECT', 'FROM', 'CURRENT_DATE', 'ESCAPE'];
 const FUNCS = ['LOWER(', 'CONCAT(', 'SUBSTRING(', 'LOCATE(', 'COALESCE(', 'IF(', 'GREATEST(', 'ROUND(', 'NOW()', 'DATE_ADD(', 'DATEDIFF(', 'TIMESTAMPDIFF(', 'JSON_EXTRACT(', 'JSON_CONTAINS(', 'JSON_LENGTH(', 'SLEEP(', 'FIND_IN_SET('];

@@ -39,6 +39,8 @@ export interface Engine {
   /** true when the row matches the expression */
   matches(expr: string, row: Row, auth: AuthContext | null, now: Date): Promise<boolean>;
   compile(expr: string, auth: AuthContext | null, now: Date): { sql: string; params: unknown[] };
+  /** size of the engine's plan for a query filtered by expr (SQLite: bytecode steps; PostgreSQL: EXPLAIN VERBOSE text) */
+  planSize(expr: string): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -78,6 +80,10 @@ function openSqlite(): Engine {
         db.prepare('DELETE FROM t WHERE id = ?').run(id);
       }
     },
+    async planSize(expr) {
+      const { sql, params } = compile(expr, DEFAULT_AUTH, DEFAULT_NOW);
+      return db.prepare(`EXPLAIN SELECT count(*) AS c FROM t WHERE id = ? AND (${sql})`).all(1, ...params).length;
+    },
     async close() {
       db.close();
     },
@@ -92,7 +98,8 @@ export function numbered(sql: string): string {
 
 async function openPostgres(): Promise<Engine> {
   const tdb: TestDatabase = await createTestDatabase();
-  const client = new pg.Client({ connectionString: tdb.url });
+  // a policy must never take the database long: a slow expression fails here rather than stalling CI
+  const client = new pg.Client({ connectionString: tdb.url, statement_timeout: 5000 });
   await client.connect();
   const defs = COLUMNS.map((c) => `"${c.name}" ${PG_TYPES(c.type)}${c.name === 'id' ? ' PRIMARY KEY' : ''}`);
   await client.query(`CREATE TABLE t (${defs.join(', ')})`);
@@ -117,6 +124,11 @@ async function openPostgres(): Promise<Engine> {
       } finally {
         await client.query('DELETE FROM t WHERE id = $1', [id]);
       }
+    },
+    async planSize(expr) {
+      const { sql, params } = compile(expr, DEFAULT_AUTH, DEFAULT_NOW);
+      const r = await client.query(numbered(`EXPLAIN (VERBOSE, COSTS OFF) SELECT count(*) AS c FROM t WHERE id = ? AND (${sql})`), [1, ...params]);
+      return r.rows.reduce((n: number, x: Record<string, string>) => n + x['QUERY PLAN']!.replace(/\s+/g, '').length, 0);
     },
     async close() {
       await client.end();

@@ -8,6 +8,9 @@ import { PolicyError, validatePolicy } from '../../src/policy-language/index.js'
 import { testEngines } from '../support/postgres.js';
 import { BASE_ROW } from './policy-cases.js';
 import { COLUMNS, DEFAULT_AUTH, DEFAULT_NOW, openEngine, type Row } from './policy-harness.js';
+import { configureFuzz } from '../support/fuzz.js';
+
+configureFuzz();
 
 const INT_LITERALS = ['0', '1', '-1', '2', '7', '86400', '2147483648', '9007199254740991', '9223372036854775807', '-9223372036854775808'];
 const NUM_LITERALS = ['0.5', '2.5', '-3.75', '1e308', '-1e308', '1e-300', '2.2250738585072014e-308', '1e200'];

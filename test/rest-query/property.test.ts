@@ -4,6 +4,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { parseQuery, parsePrefer, resolveRange, RestQueryError, type ColumnInfo } from '../../src/rest-query/index.ts';
+import { configureFuzz } from '../support/fuzz.js';
+
+configureFuzz();
 
 const COLS: ColumnInfo[] = [
   { name: 'id', type: 'integer' },

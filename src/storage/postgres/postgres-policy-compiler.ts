@@ -29,6 +29,10 @@ const MULDIV = (op: string) =>
 const BOUND = (lim: number, sql: string) => `CASE WHEN CAST($1 AS numeric) * %K% BETWEEN -${lim} AND ${lim} THEN ${sql} END`;
 const N = '($1 * CAST(%K% AS bigint))';
 const MONTH_NO = (x: string) => `(extract(year from ${x}) * 12 + extract(month from ${x}) + ${N})`;
+// Guards must be IMMUTABLE: PostgreSQL folds constant subexpressions of a CASE branch at plan time
+// unless the WHEN before it folded to false, so a STABLE guard (extract from timestamptz is STABLE)
+// lets an out-of-range constant reach the arithmetic it was meant to protect. Hence epoch and
+// calendar fields are always read from the UTC wall-clock timestamp (IMMUTABLE).
 const UTC = (x: string) => `(${x} AT TIME ZONE 'UTC')`;
 const MONTHS = `((extract(year from ${UTC('$1')}) - extract(year from ${UTC('$0')})) * 12 + extract(month from ${UTC('$1')}) - extract(month from ${UTC('$0')}))`;
 const REST = (x: string) => `(${UTC(x)} - date_trunc('month', ${UTC(x)}))`;
@@ -38,6 +42,8 @@ const ICU = (x: string) => `(${x} COLLATE "und-x-icu")`;
 const LIKE_PATTERN = `regexp_replace(lower(${ICU('$1')}), '^((\\\\.|[^\\\\])*)\\\\$', '\\1\\\\\\\\')`;
 
 export class PostgresPolicyCompiler extends PolicyCompiler {
+  // PostgreSQL pulls a plain FROM sub-select up into its parent; OFFSET 0 is its documented fence
+  protected override readonly bindFence = ' OFFSET 0';
   protected readonly templates: Record<TemplateKey, string> = {
     lower: `(lower(${ICU('$0')}) COLLATE "C")`,
     upper: `(upper(${ICU('$0')}) COLLATE "C")`,
@@ -65,7 +71,7 @@ export class PostgresPolicyCompiler extends PolicyCompiler {
     date_of: `CAST(${UTC('$0')} AS date)`,
     date_to_ts: `(CAST($0 AS timestamp) AT TIME ZONE 'UTC')`,
     date_add_date: BOUND(LIM.days, `CASE WHEN ($0 - DATE '0001-01-01') + ${N} BETWEEN 0 AND 3652058 THEN $0 + CAST(${N} AS integer) END`),
-    date_add_ts: BOUND(LIM.seconds, `CASE WHEN extract(epoch from $0) + ${N} BETWEEN -62135596800 AND 253402300799.999999 THEN ((${UTC('$0')} + make_interval(secs => ${N})) AT TIME ZONE 'UTC') END`),
+    date_add_ts: BOUND(LIM.seconds, `CASE WHEN extract(epoch from ${UTC('$0')}) + ${N} BETWEEN -62135596800 AND 253402300799.999999 THEN ((${UTC('$0')} + make_interval(secs => ${N})) AT TIME ZONE 'UTC') END`),
     date_add_date_months: BOUND(LIM.months, `CASE WHEN ${MONTH_NO('$0')} BETWEEN 13 AND 120000 THEN CAST(($0 + make_interval(months => CAST(${N} AS integer))) AS date) END`),
     date_add_ts_months: BOUND(LIM.months, `CASE WHEN ${MONTH_NO(UTC('$0'))} BETWEEN 13 AND 120000 THEN ((${UTC('$0')} + make_interval(months => CAST(${N} AS integer))) AT TIME ZONE 'UTC') END`),
     datediff: '($0 - $1)',
