@@ -11,6 +11,8 @@ export interface Config {
   trustProxy: boolean;
   argon2: { memoryCost: number; timeCost: number };
   tokenTtlMs: number;
+  /** PostgreSQL statement_timeout for every statement (0: none) */
+  statementTimeoutMs: number;
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -41,5 +43,6 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       timeCost: int(env, 'ARGON2_TIME_COST', 2, 1, 10),
     }),
     tokenTtlMs: 30 * DAY_MS,
+    statementTimeoutMs: int(env, 'STATEMENT_TIMEOUT_MS', 30000, 0, 3600000),
   });
 }

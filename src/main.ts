@@ -6,7 +6,7 @@ import { buildApp } from './app.ts';
 import { systemClock } from './lib/clock.ts';
 
 const config = loadConfig(process.env);
-const engine = await openEngine({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+const engine = await openEngine({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, statementTimeoutMs: config.statementTimeoutMs });
 const services = buildServices(engine, config, systemClock);
 const app = await buildApp({ config, engine, services });
 

@@ -2,6 +2,7 @@
 // field, framework body errors as 400/413/415, anything else as an opaque 500 with the request id.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.ts';
+import { QueryTimeout } from '../storage/engine.ts';
 
 interface AjvError {
   keyword: string;
@@ -57,6 +58,10 @@ function send(reply: FastifyReply, err: AppError): void {
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError | AppError, request: FastifyRequest, reply: FastifyReply) => {
     if (error instanceof AppError) return send(reply, error);
+    if (error instanceof QueryTimeout) {
+      request.log.warn({ url: request.url.split('?')[0] }, 'statement timeout');
+      return send(reply, new AppError(503, 'query_timeout', 'The database cancelled the query because it ran longer than the statement timeout.', null, 'Narrow the filter or add an index.'));
+    }
     const e = error as FastifyError & { validation?: AjvError[]; validationContext?: string };
     if (e.validation) return send(reply, validationToAppError(e.validation, e.validationContext ?? 'body'));
     switch (e.code) {

@@ -67,6 +67,12 @@ export class UniqueViolation extends Error {
     super('unique violation');
   }
 }
+/** The database cancelled a statement that ran past the configured statement timeout. */
+export class QueryTimeout extends Error {
+  constructor() {
+    super('statement timeout');
+  }
+}
 export class NotNullViolation extends Error {
   constructor(readonly column: string | null) {
     super('not null violation');

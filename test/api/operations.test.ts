@@ -46,3 +46,37 @@ for (const kind of engines) {
   });
 }
 if (skipReason) test('operations [postgres]', { skip: skipReason }, () => undefined);
+
+if (engines.includes('postgres')) {
+  test('[postgres] a passthrough query past STATEMENT_TIMEOUT_MS is cancelled with 503 query_timeout', async () => {
+    const t = await startTestApp('postgres');
+    const { buildServices } = await import('../../src/services/index.ts');
+    const { buildApp } = await import('../../src/app.ts');
+    const { PostgresEngine } = await import('../../src/storage/postgres/postgres-engine.ts');
+    const { QueryTimeout } = await import('../../src/storage/engine.ts');
+    const { dataPlane } = await import('../support/data-plane.ts');
+    const d = await dataPlane(t);
+    const table = await d.createTable('big', [{ name: 'name', type: 'text' }]);
+    const db = await t.engine.project(d.pid);
+    await db.run(`INSERT INTO ${db.t('big')} (name) SELECT 'row ' || g FROM generate_series(1, 300000) AS g`);
+    // the same database, served by a second node whose statement timeout is tiny
+    const config = { ...t.config, statementTimeoutMs: 20 };
+    const engine = await PostgresEngine.open(t.config.databaseUrl!, { poolSize: 2, statementTimeoutMs: 20 });
+    const app = await buildApp({ config, engine, services: buildServices(engine, config, t.clock, { log: { warn: () => undefined } }) });
+    try {
+      await assert.rejects((await engine.project(d.pid)).get('SELECT pg_sleep(1)'), QueryTimeout);
+      assert.equal((await d.policy(table.id, 'SELECT', "LOWER(CONCAT(name, name, name)) LIKE '%zzz%'")).status, 201);
+      const res = await app.inject({ method: 'GET', url: `/${d.pid}/rest/big?select=id&limit=5`, headers: { authorization: `Bearer ${d.keys.all}` } });
+      assert.equal(res.statusCode, 503, res.body);
+      assert.equal(res.json().code, 'query_timeout');
+      // the normal node, with the default timeout, answers the same query
+      const ok = await d.rest('GET', 'big?select=id&limit=5');
+      assert.equal(ok.status, 200);
+      assert.deepEqual(ok.body, []);
+    } finally {
+      await app.close();
+      await engine.close();
+      await t.close();
+    }
+  });
+}

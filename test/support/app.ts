@@ -61,7 +61,7 @@ export async function openTestEngine(kind: EngineName): Promise<{ engine: Engine
     return { engine, dataDir, databaseUrl: null, cleanup: async () => rmSync(dataDir, { recursive: true, force: true }) };
   }
   const db = await createTestDatabase();
-  const engine = await PostgresEngine.open(db.url, 5);
+  const engine = await PostgresEngine.open(db.url, { poolSize: 5, statementTimeoutMs: 30000 });
   return { engine, dataDir: '', databaseUrl: db.url, cleanup: () => db.drop() };
 }
 

@@ -2,7 +2,7 @@
 // are rewritten to $1..$n here (generated SQL never contains a literal `?`).
 import pg from 'pg';
 import type { Db, SqlParam } from '../engine.ts';
-import { quoteIdent, UniqueViolation, NotNullViolation } from '../engine.ts';
+import { quoteIdent, UniqueViolation, NotNullViolation, QueryTimeout } from '../engine.ts';
 
 // Result types the same as SQLite's: numbers for bigint/count, ISO strings for instants,
 // 'YYYY-MM-DD' for dates.
@@ -28,6 +28,7 @@ export function translatePgError(err: unknown): unknown {
   const e = err as { code?: string; constraint?: string; column?: string };
   if (e?.code === '23505') return new UniqueViolation(e.constraint ?? null);
   if (e?.code === '23502') return new NotNullViolation(e.column ?? null);
+  if (e?.code === '57014') return new QueryTimeout();
   return err;
 }
 

@@ -64,8 +64,12 @@ export class PostgresEngine implements Engine {
     this.platform = new PgDb(pool, PLATFORM_SCHEMA);
   }
 
-  static async open(url: string, poolSize = 10): Promise<PostgresEngine> {
-    const pool = new pg.Pool({ connectionString: url, max: poolSize });
+  /**
+   * statementTimeoutMs bounds every statement on the pool's connections (0: none), so that no
+   * request can hold a connection and a database core for long.
+   */
+  static async open(url: string, opts: { poolSize?: number; statementTimeoutMs?: number } = {}): Promise<PostgresEngine> {
+    const pool = new pg.Pool({ connectionString: url, max: opts.poolSize ?? 10, statement_timeout: opts.statementTimeoutMs || undefined });
     pool.on('error', () => undefined); // idle client errors must not crash the process
     const engine = new PostgresEngine(pool);
     await migrate(engine.platform, platformMigrations((n) => engine.platform.t(n), TYPES), lockFor(PLATFORM_SCHEMA, true));
