@@ -15,6 +15,7 @@ import { keyRoutes } from './http/routes/keys.ts';
 import { policyRoutes } from './http/routes/policies.ts';
 import { endUserRoutes } from './http/routes/end-users.ts';
 import { restRoutes } from './http/routes/rest.ts';
+import { authSettingsRoutes } from './http/routes/auth-settings.ts';
 import { installCors } from './http/cors.ts';
 
 const MAX_JSON_DEPTH = 128;
@@ -124,6 +125,7 @@ export async function buildApp({ config, engine, services, logStream }: AppDeps)
   policyRoutes(app, services.accounts, services.projects, services.policies);
   endUserRoutes(app, services.accounts, services.projects, services.endUsers, config.maxRows);
   restRoutes(app, services.projects, services.keys, services.endUsers, services.rows);
+  authSettingsRoutes(app, services.accounts, services.projects, services.authSettings);
 
   await app.ready();
   return app;

@@ -13,6 +13,8 @@ export interface Config {
   tokenTtlMs: number;
   /** PostgreSQL statement_timeout for every statement (0: none) */
   statementTimeoutMs: number;
+  /** the service's own application URL: email links point here when a project has no site URL */
+  appUrl: string;
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -29,8 +31,11 @@ function int(env: Record<string, string | undefined>, name: string, fallback: nu
 export function loadConfig(env: Record<string, string | undefined>): Config {
   const databaseUrl = env.DATABASE_URL && env.DATABASE_URL.length > 0 ? env.DATABASE_URL : null;
   if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) throw new Error('DATABASE_URL must be a postgres:// URL');
+  const port = int(env, 'PORT', 3000, 0, 65535);
+  const appUrl = env.APP_URL && env.APP_URL.length > 0 ? env.APP_URL : `http://localhost:${port}/`;
+  if (!/^https?:\/\/[^\s]+$/.test(appUrl) || !URL.canParse(appUrl)) throw new Error('APP_URL must be an absolute http(s) URL');
   return Object.freeze({
-    port: int(env, 'PORT', 3000, 0, 65535),
+    port,
     host: env.HOST ?? '0.0.0.0',
     dataDir: env.DATA_DIR ?? './data',
     databaseUrl,
@@ -44,5 +49,6 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     }),
     tokenTtlMs: 30 * DAY_MS,
     statementTimeoutMs: int(env, 'STATEMENT_TIMEOUT_MS', 30000, 0, 3600000),
+    appUrl: new URL(appUrl).href,
   });
 }

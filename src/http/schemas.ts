@@ -113,3 +113,13 @@ export const EndUserListQuery = Type.Object(
 export type EndUserListQuery = Static<typeof EndUserListQuery>;
 export const RoleBody = Type.Object({ role: Type.Union([Type.String({ maxLength: 100 }), Type.Null()]) }, strict);
 export type RoleBody = Static<typeof RoleBody>;
+
+const HttpUrl = Type.String({ minLength: 1, maxLength: 2048, description: 'An absolute http(s) URL without query or fragment' });
+export const AuthSettingsPut = Type.Object(
+  {
+    site_url: Type.Optional(Type.Union([HttpUrl, Type.Null()])),
+    redirect_urls: Type.Optional(Type.Array(HttpUrl, { maxItems: 20, description: 'At most 20 entries' })),
+  },
+  { ...strict, minProperties: 1 },
+);
+export type AuthSettingsPut = Static<typeof AuthSettingsPut>;

@@ -11,6 +11,7 @@ import { KeyService } from './keys.ts';
 import { EndUserService } from './end-users.ts';
 import { PolicyService, type PolicyLog } from './policies.ts';
 import { RowService } from './rows/rows.ts';
+import { AuthSettingsService } from './auth-settings.ts';
 
 export interface Services {
   accounts: AccountService;
@@ -20,6 +21,7 @@ export interface Services {
   endUsers: EndUserService;
   policies: PolicyService;
   rows: RowService;
+  authSettings: AuthSettingsService;
   throttle: LoginThrottle;
   hasher: PasswordHasher;
 }
@@ -47,5 +49,6 @@ export function buildServices(engine: Engine, config: Config, clock: Clock, opts
     endUsers: new EndUserService(engine, hasher, clock, throttle, config.tokenTtlMs),
     policies,
     rows: new RowService(engine, tables, policies, clock, config.maxRows),
+    authSettings: new AuthSettingsService(engine, clock, config.appUrl),
   };
 }

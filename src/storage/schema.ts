@@ -62,5 +62,25 @@ export function projectMigrations(t: Q, y: SchemaTypes): Migration[] {
         `CREATE INDEX "_bp_policies_table" ON ${t('_bp_policies')} (table_id, created_at)`,
       ],
     },
+    {
+      // one-row tables hold the project's auth settings and email configuration (id is always 1)
+      name: '0003_auth_email',
+      statements: [
+        `CREATE TABLE ${t('_bp_auth_settings')} (id INTEGER PRIMARY KEY CHECK (id = 1), site_url TEXT,
+          redirect_urls TEXT NOT NULL, updated_at ${y.ts} NOT NULL)`,
+        `CREATE TABLE ${t('_bp_email_config')} (id INTEGER PRIMARY KEY CHECK (id = 1), provider TEXT NOT NULL,
+          from_address TEXT NOT NULL, from_name TEXT NOT NULL, smtp_host TEXT, smtp_port INTEGER, smtp_username TEXT,
+          smtp_encryption TEXT, smtp_password_sealed TEXT, emailapi_api_key_sealed TEXT,
+          require_email_confirmation ${y.bool} NOT NULL, updated_at ${y.ts} NOT NULL)`,
+        `CREATE TABLE ${t('_bp_email_templates')} (key TEXT PRIMARY KEY, subject TEXT NOT NULL, body TEXT NOT NULL,
+          updated_at ${y.ts} NOT NULL)`,
+        `CREATE TABLE ${t('_bp_email_tokens')} (token_hash TEXT PRIMARY KEY, purpose TEXT NOT NULL,
+          user_id ${y.bigint} NOT NULL REFERENCES ${t('_bp_users')}(id) ON DELETE CASCADE, new_email TEXT,
+          created_at ${y.ts} NOT NULL, expires_at ${y.ts} NOT NULL)`,
+        `CREATE INDEX "_bp_email_tokens_user" ON ${t('_bp_email_tokens')} (user_id, purpose)`,
+        `CREATE TABLE ${t('_bp_email_requests')} (scope TEXT NOT NULL, subject TEXT NOT NULL, at ${y.ts} NOT NULL)`,
+        `CREATE INDEX "_bp_email_requests_subject" ON ${t('_bp_email_requests')} (scope, subject, at)`,
+      ],
+    },
   ];
 }

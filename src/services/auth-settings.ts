@@ -1,0 +1,81 @@
+// Project auth settings (SPEC 4.8, CONTRACT §6): the site URL and the allowed redirect URLs, and
+// the one rule that decides which URL an email link may point to.
+import type { Engine } from '../storage/engine.ts';
+import type { Clock } from '../lib/clock.ts';
+import { invalid } from '../errors.ts';
+import { linkWithToken, matchesEntry, parseHttpUrl, type UrlProblem } from '../lib/redirect-url.ts';
+
+export const REDIRECT_URLS_MAX = 20;
+
+export interface AuthSettings {
+  site_url: string | null;
+  redirect_urls: string[];
+}
+
+const WHY: Record<UrlProblem, string> = {
+  not_a_url: 'is not an absolute URL',
+  not_http: 'must use http or https',
+  credentials: 'must not contain a user name or password',
+  too_long: 'is longer than 2048 characters',
+  query_or_fragment: 'must not contain a query or fragment (entries match on scheme, host, port and path)',
+};
+
+function checkEntry(value: string, field: string): string {
+  const url = parseHttpUrl(value, { allowQuery: false });
+  if (typeof url === 'string') throw invalid(field, url, `${field} ${WHY[url]}.`);
+  return url.href;
+}
+
+export class AuthSettingsService {
+  constructor(
+    private readonly engine: Engine,
+    private readonly clock: Clock,
+    /** the service's own application URL: the link target when a project has no site URL */
+    private readonly appUrl: string,
+  ) {}
+
+  async get(projectId: string): Promise<AuthSettings> {
+    const db = await this.engine.project(projectId);
+    const row = await db.get<{ site_url: string | null; redirect_urls: string }>(`SELECT site_url, redirect_urls FROM ${db.t('_bp_auth_settings')} WHERE id = 1`);
+    return row ? { site_url: row.site_url, redirect_urls: JSON.parse(row.redirect_urls) } : { site_url: null, redirect_urls: [] };
+  }
+
+  /** Either field may be given; an omitted one keeps its value. */
+  async update(projectId: string, input: { site_url?: string | null; redirect_urls?: string[] }): Promise<AuthSettings> {
+    const current = await this.get(projectId);
+    const next: AuthSettings = { ...current };
+    if (input.site_url !== undefined) next.site_url = input.site_url === null ? null : checkEntry(input.site_url, 'site_url');
+    if (input.redirect_urls !== undefined) {
+      if (input.redirect_urls.length > REDIRECT_URLS_MAX)
+        throw invalid('redirect_urls', 'too_many', `At most ${REDIRECT_URLS_MAX} redirect URLs are allowed.`);
+      const seen = new Set<string>();
+      next.redirect_urls = input.redirect_urls.map((u, i) => {
+        const href = checkEntry(u, `redirect_urls[${i}]`);
+        if (seen.has(href)) throw invalid(`redirect_urls[${i}]`, 'duplicate', `redirect_urls[${i}] is listed twice.`);
+        seen.add(href);
+        return href;
+      });
+    }
+    const db = await this.engine.project(projectId);
+    await db.run(
+      `INSERT INTO ${db.t('_bp_auth_settings')} (id, site_url, redirect_urls, updated_at) VALUES (1, ?, ?, ?)
+       ON CONFLICT (id) DO UPDATE SET site_url = excluded.site_url, redirect_urls = excluded.redirect_urls, updated_at = excluded.updated_at`,
+      [next.site_url, JSON.stringify(next.redirect_urls), this.clock.now().toISOString()],
+    );
+    return next;
+  }
+
+  /**
+   * The link an email carries: `requested` when it matches the site URL or an allowed redirect URL
+   * (422 `invalid_redirect_url` otherwise), else the site URL, else the service's own URL.
+   */
+  async emailLink(projectId: string, requested: string | undefined, token: string): Promise<string> {
+    const settings = await this.get(projectId);
+    if (requested === undefined) return linkWithToken(settings.site_url ?? this.appUrl, token);
+    const url = parseHttpUrl(requested, { allowQuery: true });
+    const entries = [settings.site_url, ...settings.redirect_urls].filter((e): e is string => e !== null).map((e) => new URL(e));
+    if (typeof url === 'string' || !entries.some((e) => matchesEntry(url, e)))
+      throw invalid('redirect_url', 'not_allowed', "redirect_url does not match the project's site URL or an allowed redirect URL.", 'invalid_redirect_url');
+    return linkWithToken(url.href, token);
+  }
+}
