@@ -4,6 +4,8 @@ import { loadConfig } from '../src/config.ts';
 import { buildApp } from '../src/app.ts';
 import { buildServices } from '../src/services/index.ts';
 import { systemClock } from '../src/lib/clock.ts';
+import { SecretBox } from '../src/lib/secret-box.ts';
+import { randomBytes } from 'node:crypto';
 import { openTestEngine } from '../test/support/app.ts';
 import { pgAvailable, type EngineName } from '../test/support/postgres.ts';
 import { load, printTable, type LoadResult } from './load.ts';
@@ -25,7 +27,7 @@ for (const kind of engines) {
   const { engine, cleanup, dataDir, databaseUrl } = await openTestEngine(kind);
   // Production password hashing parameters: login figures include real argon2id cost.
   const config = loadConfig({ LOG_LEVEL: 'silent', DATA_DIR: dataDir, ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) });
-  const app = await buildApp({ config, engine, services: buildServices(engine, config, systemClock) });
+  const app = await buildApp({ config, engine, services: buildServices(engine, config, systemClock, { secrets: new SecretBox(randomBytes(32)) }) });
   const address = await app.listen({ port: 0, host: '127.0.0.1' });
   try {
     for (const s of scenarios) {

@@ -16,6 +16,7 @@ import { policyRoutes } from './http/routes/policies.ts';
 import { endUserRoutes } from './http/routes/end-users.ts';
 import { restRoutes } from './http/routes/rest.ts';
 import { authSettingsRoutes } from './http/routes/auth-settings.ts';
+import { emailConfigRoutes } from './http/routes/email-config.ts';
 import { installCors } from './http/cors.ts';
 
 const MAX_JSON_DEPTH = 128;
@@ -126,6 +127,7 @@ export async function buildApp({ config, engine, services, logStream }: AppDeps)
   endUserRoutes(app, services.accounts, services.projects, services.endUsers, config.maxRows);
   restRoutes(app, services.projects, services.keys, services.endUsers, services.rows);
   authSettingsRoutes(app, services.accounts, services.projects, services.authSettings);
+  emailConfigRoutes(app, services.accounts, services.projects, services.emailConfig);
 
   await app.ready();
   return app;

@@ -15,6 +15,17 @@ export interface Config {
   statementTimeoutMs: number;
   /** the service's own application URL: email links point here when a project has no site URL */
   appUrl: string;
+  email: {
+    /** EMAIL_ALLOW_PRIVATE_HOSTS: loopback/private SMTP hosts allowed (development and tests only: unsafe) */
+    allowPrivateHosts: boolean;
+    /** the emailapi provider's base URL; POST {base}/emails */
+    apiBaseUrl: string;
+    timeoutMs: number;
+    /** SMTP_CA_FILE: extra CA certificates (PEM path) trusted for SMTP TLS, e.g. a private relay's CA */
+    caFile: string | null;
+  };
+  /** MASTER_KEY as given (parsed and checked by loadMasterKey) */
+  masterKey: string | undefined;
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -28,12 +39,16 @@ function int(env: Record<string, string | undefined>, name: string, fallback: nu
   return n;
 }
 
+function httpUrl(env: Record<string, string | undefined>, name: string, fallback: string): string {
+  const raw = env[name] && env[name]!.length > 0 ? env[name]! : fallback;
+  if (!/^https?:\/\//.test(raw) || !URL.canParse(raw)) throw new Error(`${name} must be an absolute http(s) URL`);
+  return new URL(raw).href;
+}
+
 export function loadConfig(env: Record<string, string | undefined>): Config {
   const databaseUrl = env.DATABASE_URL && env.DATABASE_URL.length > 0 ? env.DATABASE_URL : null;
   if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) throw new Error('DATABASE_URL must be a postgres:// URL');
   const port = int(env, 'PORT', 3000, 0, 65535);
-  const appUrl = env.APP_URL && env.APP_URL.length > 0 ? env.APP_URL : `http://localhost:${port}/`;
-  if (!/^https?:\/\/[^\s]+$/.test(appUrl) || !URL.canParse(appUrl)) throw new Error('APP_URL must be an absolute http(s) URL');
   return Object.freeze({
     port,
     host: env.HOST ?? '0.0.0.0',
@@ -49,6 +64,13 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     }),
     tokenTtlMs: 30 * DAY_MS,
     statementTimeoutMs: int(env, 'STATEMENT_TIMEOUT_MS', 30000, 0, 3600000),
-    appUrl: new URL(appUrl).href,
+    appUrl: httpUrl(env, 'APP_URL', `http://localhost:${port}/`),
+    email: Object.freeze({
+      allowPrivateHosts: env.EMAIL_ALLOW_PRIVATE_HOSTS === 'true' || env.EMAIL_ALLOW_PRIVATE_HOSTS === '1',
+      apiBaseUrl: httpUrl(env, 'EMAILAPI_BASE_URL', 'https://api.resend.com/'),
+      timeoutMs: int(env, 'EMAIL_TIMEOUT_MS', 10000, 100, 120000),
+      caFile: env.SMTP_CA_FILE && env.SMTP_CA_FILE.length > 0 ? env.SMTP_CA_FILE : null,
+    }),
+    masterKey: env.MASTER_KEY,
   });
 }

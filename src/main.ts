@@ -4,10 +4,18 @@ import { openEngine } from './storage/open-engine.ts';
 import { buildServices } from './services/index.ts';
 import { buildApp } from './app.ts';
 import { systemClock } from './lib/clock.ts';
+import { loadMasterKey, SecretBox } from './lib/secret-box.ts';
+import { readFileSync } from 'node:fs';
 
 const config = loadConfig(process.env);
 const engine = await openEngine({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, statementTimeoutMs: config.statementTimeoutMs });
-const services = buildServices(engine, config, systemClock);
+const warn = (msg: string) => process.stderr.write(`${JSON.stringify({ level: 'warn', time: new Date().toISOString(), msg })}\n`);
+const master = loadMasterKey({ env: config.masterKey, engine: engine.kind, dataDir: config.dataDir, warn });
+const services = buildServices(engine, config, systemClock, {
+  secrets: new SecretBox(master.key),
+  smtpCa: config.email.caFile ? readFileSync(config.email.caFile, 'utf8') : undefined,
+});
+if (config.email.allowPrivateHosts) warn('EMAIL_ALLOW_PRIVATE_HOSTS is on: projects may send through loopback and private SMTP hosts. Never use this in production.');
 const app = await buildApp({ config, engine, services });
 
 await app.listen({ port: config.port, host: config.host });

@@ -123,3 +123,22 @@ export const AuthSettingsPut = Type.Object(
   { ...strict, minProperties: 1 },
 );
 export type AuthSettingsPut = Static<typeof AuthSettingsPut>;
+
+export const EmailConfigPut = Type.Object(
+  {
+    provider: Type.Optional(Type.Union([Type.Literal('smtp'), Type.Literal('emailapi')])),
+    from_address: Type.Optional(Type.String({ minLength: 1, maxLength: 320 })),
+    from_name: Type.Optional(Type.String({ maxLength: 100 })),
+    smtp_host: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 253 }), Type.Null()])),
+    smtp_port: Type.Optional(Type.Union([Type.Integer({ description: '25, 465, 587 or 2525' }), Type.Null()])),
+    smtp_username: Type.Optional(Type.Union([Type.String({ maxLength: 320 }), Type.Null()])),
+    smtp_encryption: Type.Optional(Type.Union([Type.Literal('none'), Type.Literal('ssl'), Type.Literal('tls'), Type.Null()])),
+    smtp_password: Type.Optional(Type.String({ maxLength: 1024, description: 'Write-only; omitted keeps it, empty string clears it' })),
+    emailapi_api_key: Type.Optional(Type.String({ maxLength: 1024, description: 'Write-only; omitted keeps it, empty string clears it' })),
+    require_email_confirmation: Type.Optional(Type.Boolean()),
+  },
+  { ...strict, minProperties: 1 },
+);
+export type EmailConfigPut = Static<typeof EmailConfigPut>;
+export const EmailTestBody = Type.Object({ to: Type.String({ minLength: 1, maxLength: 320 }) }, strict);
+export type EmailTestBody = Static<typeof EmailTestBody>;

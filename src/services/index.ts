@@ -12,6 +12,10 @@ import { EndUserService } from './end-users.ts';
 import { PolicyService, type PolicyLog } from './policies.ts';
 import { RowService } from './rows/rows.ts';
 import { AuthSettingsService } from './auth-settings.ts';
+import { EmailConfigService, type MailerFactory } from './email-config.ts';
+import type { SecretBox } from '../lib/secret-box.ts';
+import { systemResolver, type Resolver } from '../lib/net-guard.ts';
+import { emailApiMailer, smtpMailer } from '../email/mailer.ts';
 
 export interface Services {
   accounts: AccountService;
@@ -22,19 +26,32 @@ export interface Services {
   policies: PolicyService;
   rows: RowService;
   authSettings: AuthSettingsService;
+  emailConfig: EmailConfigService;
   throttle: LoginThrottle;
   hasher: PasswordHasher;
 }
 
 export interface ServiceOptions {
   log?: PolicyLog;
+  /** seals stored secrets with the master key (main.ts loads it; tests make their own) */
+  secrets: SecretBox;
+  /** DNS for the SMTP host checks (default: the system resolver) */
+  resolver?: Resolver;
+  /** extra CA certificates (PEM) trusted for SMTP TLS */
+  smtpCa?: string;
+  /** replaces how providers are reached (default: real SMTP and HTTP from the config) */
+  mailers?: MailerFactory;
 }
 
 const stderrLog: PolicyLog = {
   warn: (obj, msg) => process.stderr.write(`${JSON.stringify({ level: 'warn', time: new Date().toISOString(), msg, ...obj })}\n`),
 };
 
-export function buildServices(engine: Engine, config: Config, clock: Clock, opts: ServiceOptions = {}): Services {
+export function buildServices(engine: Engine, config: Config, clock: Clock, opts: ServiceOptions): Services {
+  const mailers: MailerFactory = opts.mailers ?? {
+    smtp: (s) => smtpMailer(s, { resolver: opts.resolver ?? systemResolver, allowPrivateHosts: config.email.allowPrivateHosts, timeoutMs: config.email.timeoutMs, ca: opts.smtpCa }),
+    emailapi: (key) => emailApiMailer(key, { baseUrl: config.email.apiBaseUrl, timeoutMs: config.email.timeoutMs }),
+  };
   const hasher = argon2Hasher(config.argon2);
   const throttle = new LoginThrottle(engine.platform, clock);
   const tables = new TableService(engine, clock);
@@ -50,5 +67,6 @@ export function buildServices(engine: Engine, config: Config, clock: Clock, opts
     policies,
     rows: new RowService(engine, tables, policies, clock, config.maxRows),
     authSettings: new AuthSettingsService(engine, clock, config.appUrl),
+    emailConfig: new EmailConfigService(engine, clock, opts.secrets, mailers, config.email.allowPrivateHosts),
   };
 }

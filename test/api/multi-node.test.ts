@@ -3,13 +3,17 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { createTestDatabase, testEngines, type TestDatabase } from '../support/postgres.ts';
 
 const { engines, skipReason } = await testEngines();
 
+// every node of one deployment shares the master key that seals stored secrets
+const SHARED_MASTER_KEY = randomBytes(32).toString('hex');
+
 async function startNode(databaseUrl: string): Promise<{ proc: ChildProcess; base: string }> {
   const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    env: { ...process.env, DATABASE_URL: databaseUrl, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ARGON2_MEMORY_KIB: '1024', ARGON2_TIME_COST: '1' },
+    env: { ...process.env, MASTER_KEY: SHARED_MASTER_KEY, DATABASE_URL: databaseUrl, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ARGON2_MEMORY_KIB: '1024', ARGON2_TIME_COST: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const base = await new Promise<string>((resolve, reject) => {

@@ -62,7 +62,7 @@ if (engines.includes('postgres')) {
     // the same database, served by a second node whose statement timeout is tiny
     const config = { ...t.config, statementTimeoutMs: 20 };
     const engine = await PostgresEngine.open(t.config.databaseUrl!, { poolSize: 2, statementTimeoutMs: 20 });
-    const app = await buildApp({ config, engine, services: buildServices(engine, config, t.clock, { log: { warn: () => undefined } }) });
+    const app = await buildApp({ config, engine, services: buildServices(engine, config, t.clock, { log: { warn: () => undefined }, secrets: t.secrets }) });
     try {
       await assert.rejects((await engine.project(d.pid)).get('SELECT pg_sleep(1)'), QueryTimeout);
       assert.equal((await d.policy(table.id, 'SELECT', "LOWER(CONCAT(name, name, name)) LIKE '%zzz%'")).status, 201);

@@ -7,7 +7,9 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { buildApp } from '../../src/app.ts';
-import { buildServices, type Services } from '../../src/services/index.ts';
+import { buildServices, type ServiceOptions, type Services } from '../../src/services/index.ts';
+import { SecretBox } from '../../src/lib/secret-box.ts';
+import { randomBytes } from 'node:crypto';
 import type { Engine } from '../../src/storage/engine.ts';
 import { SqliteEngine } from '../../src/storage/sqlite/sqlite-engine.ts';
 import { PostgresEngine } from '../../src/storage/postgres/postgres-engine.ts';
@@ -46,6 +48,8 @@ export interface TestApp {
   services: Services;
   clock: TestClock;
   config: Config;
+  /** the box that seals this app's stored secrets */
+  secrets: SecretBox;
   /** Warnings the services logged (e.g. a stored policy that no longer validates). */
   warnings: Record<string, unknown>[];
   req(method: string, url: string, opts?: RequestOptions): Promise<Reply>;
@@ -65,12 +69,18 @@ export async function openTestEngine(kind: EngineName): Promise<{ engine: Engine
   return { engine, dataDir: '', databaseUrl: db.url, cleanup: () => db.drop() };
 }
 
-export async function startTestApp(kind: EngineName, env: Record<string, string> = {}, logStream?: { write(line: string): void }): Promise<TestApp> {
+export async function startTestApp(
+  kind: EngineName,
+  env: Record<string, string> = {},
+  logStream?: { write(line: string): void },
+  extra: Partial<ServiceOptions> = {},
+): Promise<TestApp> {
   const { engine, cleanup, dataDir, databaseUrl } = await openTestEngine(kind);
   const config = loadConfig({ ...TEST_ENV, DATA_DIR: dataDir, ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}), ...env });
   const clock = new TestClock();
   const warnings: Record<string, unknown>[] = [];
-  const services = buildServices(engine, config, clock, { log: { warn: (obj, msg) => warnings.push({ ...obj, msg }) } });
+  const secrets = extra.secrets ?? new SecretBox(randomBytes(32));
+  const services = buildServices(engine, config, clock, { log: { warn: (obj, msg) => warnings.push({ ...obj, msg }) }, secrets, ...extra });
   const app = await buildApp({ config, engine, services, logStream });
   return {
     kind,
@@ -80,6 +90,7 @@ export async function startTestApp(kind: EngineName, env: Record<string, string>
     services,
     clock,
     config,
+    secrets,
     async req(method, url, opts = {}) {
       const headers: Record<string, string> = { ...(opts.headers ?? {}) };
       if (opts.token !== undefined) headers.authorization = `Bearer ${opts.token}`;
@@ -104,13 +115,18 @@ export async function startTestApp(kind: EngineName, env: Record<string, string>
 }
 
 /** Runs `body` once per engine, each with its own app and throw-away database. */
-export async function describeEngines(title: string, body: (ctx: () => TestApp, kind: EngineName) => void, env: Record<string, string> = {}): Promise<void> {
+export async function describeEngines(
+  title: string,
+  body: (ctx: () => TestApp, kind: EngineName) => void,
+  env: Record<string, string> = {},
+  extra: Partial<ServiceOptions> = {},
+): Promise<void> {
   const { engines, skipReason } = await testEngines();
   for (const kind of engines) {
     describe(`${title} [${kind}]`, () => {
       let t: TestApp | undefined;
       before(async () => {
-        t = await startTestApp(kind, env);
+        t = await startTestApp(kind, env, undefined, extra);
       });
       after(async () => {
         await t?.close();

@@ -1,0 +1,36 @@
+// A project's email configuration (SPEC 4.9, CONTRACT §7): secrets are write-only.
+import type { FastifyInstance } from 'fastify';
+import type { AccountService } from '../../services/accounts.ts';
+import type { ProjectService } from '../../services/projects.ts';
+import type { EmailConfigService } from '../../services/email-config.ts';
+import { platformAuth, callerOf } from '../platform-auth.ts';
+import * as S from '../schemas.ts';
+
+const security = [{ platformToken: [] }];
+type P = { Params: { id: string } };
+
+export function emailConfigRoutes(app: FastifyInstance, accounts: AccountService, projects: ProjectService, email: EmailConfigService): void {
+  const auth = platformAuth(accounts);
+  const tags = ['email'];
+  const project = (req: { caller: unknown; params: { id: string } }) => projects.get(callerOf(req as never).account.id, req.params.id);
+  const base = '/projects/:id/auth/email-config';
+
+  app.get<P>(base, { schema: { tags, security, summary: 'Show the email configuration (secrets omitted; has_* booleans)' }, onRequest: auth }, async (req) =>
+    email.get((await project(req)).id),
+  );
+
+  app.put<P & { Body: S.EmailConfigPut }>(
+    base,
+    { schema: { tags, security, summary: 'Create or update the email configuration', body: S.EmailConfigPut }, onRequest: auth },
+    async (req) => email.put((await project(req)).id, req.body),
+  );
+
+  app.post<P & { Body: S.EmailTestBody }>(
+    `${base}/test`,
+    { schema: { tags, security, summary: 'Send a test email through the configured provider', body: S.EmailTestBody }, onRequest: auth },
+    async (req) => {
+      const p = await project(req);
+      return email.sendTest(p.id, p.name, req.body.to);
+    },
+  );
+}
