@@ -8,9 +8,10 @@ import { loadMasterKey, SecretBox } from './lib/secret-box.ts';
 import { readFileSync } from 'node:fs';
 
 const config = loadConfig(process.env);
-const engine = await openEngine({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, statementTimeoutMs: config.statementTimeoutMs });
 const warn = (msg: string) => process.stderr.write(`${JSON.stringify({ level: 'warn', time: new Date().toISOString(), msg })}\n`);
-const master = loadMasterKey({ env: config.masterKey, engine: engine.kind, dataDir: config.dataDir, warn });
+// the key comes first: a PostgreSQL deployment without one must not touch its database
+const master = loadMasterKey({ env: config.masterKey, engine: config.databaseUrl ? 'postgres' : 'sqlite', dataDir: config.dataDir, warn });
+const engine = await openEngine({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, statementTimeoutMs: config.statementTimeoutMs });
 const services = buildServices(engine, config, systemClock, {
   secrets: new SecretBox(master.key),
   smtpCa: config.email.caFile ? readFileSync(config.email.caFile, 'utf8') : undefined,

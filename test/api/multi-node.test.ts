@@ -88,3 +88,30 @@ if (engines.includes('postgres')) {
 } else {
   test('two server processes on one PostgreSQL', { skip: skipReason }, () => undefined);
 }
+
+if (engines.includes('postgres')) {
+  test('[postgres] a node without MASTER_KEY refuses to start and leaves the database untouched', async () => {
+    const db = await createTestDatabase();
+    try {
+      const env: Record<string, string | undefined> = { ...process.env, DATABASE_URL: db.url, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent' };
+      delete env.MASTER_KEY;
+      const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let err = '';
+      proc.stderr!.on('data', (c: Buffer) => (err += c.toString()));
+      const code = await new Promise<number | null>((resolve) => proc.on('exit', resolve));
+      assert.notEqual(code, 0);
+      assert.match(err, /MASTER_KEY is required with PostgreSQL/);
+      const pg = (await import('pg')).default;
+      const client = new pg.Client({ connectionString: db.url });
+      await client.connect();
+      try {
+        const r = await client.query("SELECT count(*)::int AS n FROM information_schema.schemata WHERE schema_name = 'baseplate'");
+        assert.equal(r.rows[0].n, 0);
+      } finally {
+        await client.end();
+      }
+    } finally {
+      await db.drop();
+    }
+  });
+}
