@@ -17,6 +17,7 @@ import { endUserRoutes } from './http/routes/end-users.ts';
 import { restRoutes } from './http/routes/rest.ts';
 import { authSettingsRoutes } from './http/routes/auth-settings.ts';
 import { emailConfigRoutes } from './http/routes/email-config.ts';
+import { emailTemplateRoutes } from './http/routes/email-templates.ts';
 import { installCors } from './http/cors.ts';
 
 const MAX_JSON_DEPTH = 128;
@@ -128,6 +129,7 @@ export async function buildApp({ config, engine, services, logStream }: AppDeps)
   restRoutes(app, services.projects, services.keys, services.endUsers, services.rows);
   authSettingsRoutes(app, services.accounts, services.projects, services.authSettings);
   emailConfigRoutes(app, services.accounts, services.projects, services.emailConfig);
+  emailTemplateRoutes(app, services.accounts, services.projects, services.emailTemplates);
 
   await app.ready();
   return app;

@@ -91,8 +91,9 @@ export function escapeHtml(s: string): string {
 // meaning. A callback replace is single-pass by construction, so values are never re-expanded.
 const PLACEHOLDER_RE = /\{\{([a-z_]{1,32})\}\}/g;
 
-function substitute(s: string, key: TemplateKey, values: TemplateValues): string {
-  const allowed = PLACEHOLDERS[key];
+const ALL_PLACEHOLDERS: readonly (keyof TemplateValues)[] = Object.freeze(['link', 'email', 'new_email', 'project_name'] as const);
+
+function substitute(s: string, allowed: readonly string[], values: TemplateValues): string {
   return s.replace(PLACEHOLDER_RE, (whole, name: string) => {
     if (!(allowed as readonly string[]).includes(name)) return whole;
     const v = values[name as keyof TemplateValues];
@@ -102,10 +103,23 @@ function substitute(s: string, key: TemplateKey, values: TemplateValues): string
 }
 
 export function render(key: TemplateKey, t: Template, values: TemplateValues): { subject: string; html: string; text: string } {
+  return renderWith(PLACEHOLDERS[key], t, values);
+}
+
+function renderWith(allowed: readonly string[], t: Template, values: TemplateValues): { subject: string; html: string; text: string } {
   // Header injection defence: a subject must stay one line whatever the template or values hold.
-  const subject = substitute(t.subject, key, values).replace(/\r\n|[\r\n\u0085\u2028\u2029]/g, ' ');
-  const html = substitute(t.body, key, values);
+  const subject = substitute(t.subject, allowed, values).replace(/\r\n|[\r\n\u0085\u2028\u2029]/g, ' ');
+  const html = substitute(t.body, allowed, values);
   return { subject, html, text: htmlToText(html) };
+}
+
+/**
+ * Preview of a template not tied to a key: every placeholder is filled with its sample value (a
+ * key-specific preview uses render with sampleValues instead).
+ */
+export function renderPreview(t: Template, projectName: string): { subject: string; html: string; text: string } {
+  const values: TemplateValues = { ...sampleValues('magic_link', projectName), new_email: 'new.address@example.com' };
+  return renderWith(ALL_PLACEHOLDERS, t, values);
 }
 
 export function sampleValues(key: TemplateKey, projectName: string): TemplateValues {

@@ -142,3 +142,18 @@ export const EmailConfigPut = Type.Object(
 export type EmailConfigPut = Static<typeof EmailConfigPut>;
 export const EmailTestBody = Type.Object({ to: Type.String({ minLength: 1, maxLength: 320 }) }, strict);
 export type EmailTestBody = Static<typeof EmailTestBody>;
+
+export const TemplatePut = Type.Object(
+  { subject: Type.String({ minLength: 1, maxLength: 200 }), body: Type.String({ minLength: 1, maxLength: 20000 }) },
+  strict,
+);
+export type TemplatePut = Static<typeof TemplatePut>;
+export const TemplatePreview = Type.Object(
+  {
+    subject: Type.String({ minLength: 1, maxLength: 200 }),
+    body: Type.String({ minLength: 1, maxLength: 20000 }),
+    key: Type.Optional(Type.String({ maxLength: 40, description: 'Render with this template key’s placeholders only (default: all placeholders)' })),
+  },
+  strict,
+);
+export type TemplatePreview = Static<typeof TemplatePreview>;

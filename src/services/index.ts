@@ -13,6 +13,7 @@ import { PolicyService, type PolicyLog } from './policies.ts';
 import { RowService } from './rows/rows.ts';
 import { AuthSettingsService } from './auth-settings.ts';
 import { EmailConfigService, type MailerFactory } from './email-config.ts';
+import { EmailTemplateService } from './email-templates.ts';
 import type { SecretBox } from '../lib/secret-box.ts';
 import { systemResolver, type Resolver } from '../lib/net-guard.ts';
 import { emailApiMailer, smtpMailer } from '../email/mailer.ts';
@@ -27,6 +28,7 @@ export interface Services {
   rows: RowService;
   authSettings: AuthSettingsService;
   emailConfig: EmailConfigService;
+  emailTemplates: EmailTemplateService;
   throttle: LoginThrottle;
   hasher: PasswordHasher;
 }
@@ -67,6 +69,7 @@ export function buildServices(engine: Engine, config: Config, clock: Clock, opts
     policies,
     rows: new RowService(engine, tables, policies, clock, config.maxRows),
     authSettings: new AuthSettingsService(engine, clock, config.appUrl),
+    emailTemplates: new EmailTemplateService(engine, clock),
     emailConfig: new EmailConfigService(engine, clock, opts.secrets, mailers, config.email.allowPrivateHosts),
   };
 }
