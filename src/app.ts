@@ -18,6 +18,7 @@ import { restRoutes } from './http/routes/rest.ts';
 import { authSettingsRoutes } from './http/routes/auth-settings.ts';
 import { emailConfigRoutes } from './http/routes/email-config.ts';
 import { emailTemplateRoutes } from './http/routes/email-templates.ts';
+import { emailFlowRoutes } from './http/routes/email-flows.ts';
 import { installCors } from './http/cors.ts';
 
 const MAX_JSON_DEPTH = 128;
@@ -125,11 +126,12 @@ export async function buildApp({ config, engine, services, logStream }: AppDeps)
   projectRoutes(app, services.accounts, services.projects, services.tables);
   keyRoutes(app, services.accounts, services.projects, services.keys);
   policyRoutes(app, services.accounts, services.projects, services.policies);
-  endUserRoutes(app, services.accounts, services.projects, services.endUsers, config.maxRows);
+  endUserRoutes(app, services.accounts, services.projects, services.endUsers, services.emailFlows, config.maxRows);
   restRoutes(app, services.projects, services.keys, services.endUsers, services.rows);
   authSettingsRoutes(app, services.accounts, services.projects, services.authSettings);
   emailConfigRoutes(app, services.accounts, services.projects, services.emailConfig);
   emailTemplateRoutes(app, services.accounts, services.projects, services.emailTemplates);
+  emailFlowRoutes(app, services.projects, services.endUsers, services.emailFlows);
 
   await app.ready();
   return app;

@@ -157,3 +157,13 @@ export const TemplatePreview = Type.Object(
   strict,
 );
 export type TemplatePreview = Static<typeof TemplatePreview>;
+
+const RedirectUrl = Type.String({ maxLength: 2048, description: "Must match the project's site URL or an allowed redirect URL" });
+export const EmailRequestBody = Type.Object({ email: Type.String({ maxLength: 320 }), redirect_url: Type.Optional(RedirectUrl) }, strict);
+export type EmailRequestBody = Static<typeof EmailRequestBody>;
+export const EmailChangeBody = Type.Object({ new_email: Type.String({ maxLength: 320 }), redirect_url: Type.Optional(RedirectUrl) }, strict);
+export type EmailChangeBody = Static<typeof EmailChangeBody>;
+export const TokenBody = Type.Object({ token: Type.String({ maxLength: 128, description: 'The token from the email link' }) }, strict);
+export type TokenBody = Static<typeof TokenBody>;
+export const PasswordResetBody = Type.Object({ token: Type.String({ maxLength: 128 }), password: Password }, strict);
+export type PasswordResetBody = Static<typeof PasswordResetBody>;

@@ -66,16 +66,21 @@ export class AuthSettingsService {
   }
 
   /**
-   * The link an email carries: `requested` when it matches the site URL or an allowed redirect URL
+   * Where an email link points: `requested` when it matches the site URL or an allowed redirect URL
    * (422 `invalid_redirect_url` otherwise), else the site URL, else the service's own URL.
    */
-  async emailLink(projectId: string, requested: string | undefined, token: string): Promise<string> {
+  async redirectBase(projectId: string, requested: string | undefined): Promise<string> {
     const settings = await this.get(projectId);
-    if (requested === undefined) return linkWithToken(settings.site_url ?? this.appUrl, token);
+    if (requested === undefined) return settings.site_url ?? this.appUrl;
     const url = parseHttpUrl(requested, { allowQuery: true });
     const entries = [settings.site_url, ...settings.redirect_urls].filter((e): e is string => e !== null).map((e) => new URL(e));
     if (typeof url === 'string' || !entries.some((e) => matchesEntry(url, e)))
       throw invalid('redirect_url', 'not_allowed', "redirect_url does not match the project's site URL or an allowed redirect URL.", 'invalid_redirect_url');
-    return linkWithToken(url.href, token);
+    return url.href;
+  }
+
+  /** The link an email carries: the checked redirect base with `token` in its query. */
+  async emailLink(projectId: string, requested: string | undefined, token: string): Promise<string> {
+    return linkWithToken(await this.redirectBase(projectId, requested), token);
   }
 }

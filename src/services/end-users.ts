@@ -1,6 +1,6 @@
 // End users of a project (SPEC 4.6 without email, 4.7; CONTRACT §6): accounts and sessions in the
 // project's own store; tokens stored as SHA-256; role and email read at request time.
-import type { Db, Engine } from '../storage/engine.ts';
+import type { Db, Engine, SqlParam } from '../storage/engine.ts';
 import { UniqueViolation } from '../storage/engine.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { PasswordHasher } from '../lib/password.ts';
@@ -56,6 +56,8 @@ export class EndUserService {
     private readonly clock: Clock,
     private readonly throttle: LoginThrottle,
     private readonly tokenTtlMs: number,
+    /** whether the project requires a verified email before login (its email configuration) */
+    private readonly requiresConfirmation: (projectId: string) => Promise<boolean> = async () => false,
   ) {}
 
   async startSession(db: Db, user: EndUser): Promise<EndUserSession> {
@@ -63,7 +65,10 @@ export class EndUserService {
     return { ...s, user };
   }
 
-  async register(projectId: string, input: { email: string; password: string }): Promise<EndUserSession> {
+  /** A new end user with a session, or without one (`session: false`, when confirmation is required). */
+  async register(projectId: string, input: { email: string; password: string }): Promise<EndUserSession>;
+  async register(projectId: string, input: { email: string; password: string }, opts: { session: false }): Promise<EndUser>;
+  async register(projectId: string, input: { email: string; password: string }, opts: { session: boolean } = { session: true }): Promise<EndUserSession | EndUser> {
     const email = checkEmail(input.email);
     checkPassword(input.password);
     const hash = await this.hasher.hash(input.password);
@@ -75,7 +80,8 @@ export class EndUserService {
           `INSERT INTO ${tx.t('_bp_users')} (email, password_hash, role, email_verified, created_at, updated_at) VALUES (?, ?, NULL, ?, ?, ?) RETURNING ${USER_COLUMNS}`,
           [email, hash, false, now, now],
         );
-        return this.startSession(tx, toUser(row!));
+        const user = toUser(row!);
+        return opts.session ? this.startSession(tx, user) : user;
       });
     } catch (err) {
       if (err instanceof UniqueViolation) throw conflict('email_taken', 'A user with this email already exists.', { field: 'email' });
@@ -93,7 +99,11 @@ export class EndUserService {
       await this.throttle.fail(`project:${projectId}`, email, ip);
       throw new AppError(401, 'invalid_credentials', 'The email or password is wrong.');
     }
-    return this.startSession(db, toUser(row));
+    const user = toUser(row);
+    // only a caller who knows the password learns that the address is unverified
+    if (!user.email_verified && (await this.requiresConfirmation(projectId)))
+      throw new AppError(403, 'email_not_verified', 'The email address must be verified before logging in.', null, 'Use the link in the verification email, or request a new one with POST /{project_id}/auth/verify/resend.');
+    return this.startSession(db, user);
   }
 
   /** The end user behind a token, or null (missing, malformed, unknown, expired: anonymous). */
@@ -135,6 +145,28 @@ export class EndUserService {
       [...params, q.limit, q.offset],
     );
     return rows.map(toUser);
+  }
+
+  /** The user with this (normalised) email, or undefined. */
+  async findByEmail(db: Db, email: string): Promise<EndUser | undefined> {
+    const row = await db.get<UserRow>(`SELECT ${USER_COLUMNS} FROM ${db.t('_bp_users')} WHERE email = ?`, [email]);
+    return row ? toUser(row) : undefined;
+  }
+
+  /** Marks the email verified and applies the other changes an email flow proved (inside its transaction). */
+  async applyProof(db: Db, userId: number, change: { passwordHash?: string; email?: string } = {}): Promise<EndUser> {
+    const sets = ['email_verified = ?', 'updated_at = ?'];
+    const params: SqlParam[] = [true, this.clock.now().toISOString()];
+    if (change.passwordHash !== undefined) sets.push('password_hash = ?'), params.push(change.passwordHash);
+    if (change.email !== undefined) sets.push('email = ?'), params.push(change.email);
+    try {
+      await db.run(`UPDATE ${db.t('_bp_users')} SET ${sets.join(', ')} WHERE id = ?`, [...params, userId]);
+    } catch (err) {
+      if (err instanceof UniqueViolation) throw conflict('email_taken', 'A user with this email already exists.', { field: 'email' });
+      throw err;
+    }
+    if (change.passwordHash !== undefined) await db.run(`DELETE FROM ${db.t('_bp_user_sessions')} WHERE user_id = ?`, [userId]);
+    return this.get(db, userId);
   }
 
   private async get(db: Db, userId: number): Promise<EndUser> {

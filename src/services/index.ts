@@ -14,6 +14,9 @@ import { RowService } from './rows/rows.ts';
 import { AuthSettingsService } from './auth-settings.ts';
 import { EmailConfigService, type MailerFactory } from './email-config.ts';
 import { EmailTemplateService } from './email-templates.ts';
+import { EmailFlowService } from './email-flows.ts';
+import { EmailRateLimit } from './email-rate-limit.ts';
+import { PurposeTokens } from './purpose-tokens.ts';
 import type { SecretBox } from '../lib/secret-box.ts';
 import { systemResolver, type Resolver } from '../lib/net-guard.ts';
 import { emailApiMailer, smtpMailer } from '../email/mailer.ts';
@@ -29,6 +32,7 @@ export interface Services {
   authSettings: AuthSettingsService;
   emailConfig: EmailConfigService;
   emailTemplates: EmailTemplateService;
+  emailFlows: EmailFlowService;
   throttle: LoginThrottle;
   hasher: PasswordHasher;
 }
@@ -57,19 +61,27 @@ export function buildServices(engine: Engine, config: Config, clock: Clock, opts
   const hasher = argon2Hasher(config.argon2);
   const throttle = new LoginThrottle(engine.platform, clock);
   const tables = new TableService(engine, clock);
-  const policies = new PolicyService(engine, tables, clock, opts.log ?? stderrLog);
+  const log = opts.log ?? stderrLog;
+  const policies = new PolicyService(engine, tables, clock, log);
+  const projects = new ProjectService(engine, clock);
+  const authSettings = new AuthSettingsService(engine, clock, config.appUrl);
+  const emailTemplates = new EmailTemplateService(engine, clock);
+  const emailConfig = new EmailConfigService(engine, clock, opts.secrets, mailers, config.email.allowPrivateHosts);
+  const endUsers = new EndUserService(engine, hasher, clock, throttle, config.tokenTtlMs, (pid) => emailConfig.requiresConfirmation(pid));
+  const projectName = async (pid: string) => (await projects.find(pid))?.name ?? '';
   return {
     hasher,
     throttle,
     accounts: new AccountService(engine, hasher, clock, throttle, config.tokenTtlMs),
-    projects: new ProjectService(engine, clock),
+    projects,
     tables,
     keys: new KeyService(engine, clock),
-    endUsers: new EndUserService(engine, hasher, clock, throttle, config.tokenTtlMs),
+    endUsers,
     policies,
     rows: new RowService(engine, tables, policies, clock, config.maxRows),
-    authSettings: new AuthSettingsService(engine, clock, config.appUrl),
-    emailTemplates: new EmailTemplateService(engine, clock),
-    emailConfig: new EmailConfigService(engine, clock, opts.secrets, mailers, config.email.allowPrivateHosts),
+    authSettings,
+    emailTemplates,
+    emailConfig,
+    emailFlows: new EmailFlowService(engine, endUsers, hasher, authSettings, emailConfig, emailTemplates, new EmailRateLimit(clock), new PurposeTokens(clock), projectName, log),
   };
 }

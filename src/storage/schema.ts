@@ -78,8 +78,10 @@ export function projectMigrations(t: Q, y: SchemaTypes): Migration[] {
           user_id ${y.bigint} NOT NULL REFERENCES ${t('_bp_users')}(id) ON DELETE CASCADE, new_email TEXT,
           created_at ${y.ts} NOT NULL, expires_at ${y.ts} NOT NULL)`,
         `CREATE INDEX "_bp_email_tokens_user" ON ${t('_bp_email_tokens')} (user_id, purpose)`,
-        `CREATE TABLE ${t('_bp_email_requests')} (scope TEXT NOT NULL, subject TEXT NOT NULL, at ${y.ts} NOT NULL)`,
+        `CREATE TABLE ${t('_bp_email_requests')} (id TEXT PRIMARY KEY, scope TEXT NOT NULL, subject TEXT NOT NULL, at ${y.ts} NOT NULL)`,
         `CREATE INDEX "_bp_email_requests_subject" ON ${t('_bp_email_requests')} (scope, subject, at)`,
+        // one row per limited subject, locked while a request counts it (serialises concurrent requests)
+        `CREATE TABLE ${t('_bp_email_limit_locks')} (subject TEXT PRIMARY KEY)`,
       ],
     },
   ];

@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { AccountService } from '../../services/accounts.ts';
 import type { ProjectService } from '../../services/projects.ts';
 import type { EndUserService } from '../../services/end-users.ts';
+import type { EmailFlowService } from '../../services/email-flows.ts';
 import { platformAuth, callerOf } from '../platform-auth.ts';
 import { userToken } from '../data-plane-auth.ts';
 import { notFound, invalid } from '../../errors.ts';
@@ -18,7 +19,7 @@ function pageParam(raw: string | undefined, field: string, fallback: number, max
   return Math.min(Number(raw), max);
 }
 
-export function endUserRoutes(app: FastifyInstance, accounts: AccountService, projects: ProjectService, users: EndUserService, maxRows: number): void {
+export function endUserRoutes(app: FastifyInstance, accounts: AccountService, projects: ProjectService, users: EndUserService, flows: EmailFlowService, maxRows: number): void {
   const tags = ['end-user auth'];
   const existing = async (id: string) => {
     const p = await projects.find(id);
@@ -29,7 +30,8 @@ export function endUserRoutes(app: FastifyInstance, accounts: AccountService, pr
   app.post<P & { Body: S.EndUserCredentials }>(
     '/:project_id/auth/register',
     { schema: { tags, summary: 'Register an end user', body: S.EndUserCredentials } },
-    async (req, reply) => reply.status(201).send(await users.register(await existing(req.params.project_id), req.body)),
+    // with require_email_confirmation the flows send a verification email and start no session
+    async (req, reply) => reply.status(201).send(await flows.register(await existing(req.params.project_id), req.body)),
   );
 
   app.post<P & { Body: S.EndUserLogin }>('/:project_id/auth/login', { schema: { tags, summary: 'Obtain an end-user token', body: S.EndUserLogin } }, async (req) =>

@@ -1,0 +1,163 @@
+// The end-user email flows (SPEC 4.6 request/consume pattern, CONTRACT §6): magic link, password
+// reset, email verification and email change, one sending function per flow.
+//
+// Request endpoints answer `{ ok: true }` whether or not the address is registered. The email is
+// sent after the response, in the background, so the answer takes the same time either way and a
+// slow or failing provider never delays or changes it; delivery failures are logged (reason only).
+import type { Engine } from '../storage/engine.ts';
+import { AppError, badRequest } from '../errors.ts';
+import { checkEmail, checkPassword } from './accounts.ts';
+import type { PasswordHasher } from '../lib/password.ts';
+import type { AuthSettingsService } from './auth-settings.ts';
+import type { EmailConfigService } from './email-config.ts';
+import type { EmailTemplateService } from './email-templates.ts';
+import type { EmailRateLimit } from './email-rate-limit.ts';
+import type { PurposeTokens, Purpose } from './purpose-tokens.ts';
+import type { EndUser, EndUserService, EndUserSession } from './end-users.ts';
+import { linkWithToken } from '../lib/redirect-url.ts';
+import { DeliveryError } from '../email/mailer.ts';
+
+export interface FlowLog {
+  warn(obj: Record<string, unknown>, msg: string): void;
+}
+
+const OK = Object.freeze({ ok: true as const });
+
+function invalidToken(): AppError {
+  return badRequest('invalid_token', 'The token is unknown, expired, already used, or not for this action.');
+}
+
+export class EmailFlowService {
+  private readonly pending = new Set<Promise<void>>();
+
+  constructor(
+    private readonly engine: Engine,
+    private readonly users: EndUserService,
+    private readonly hasher: PasswordHasher,
+    private readonly settings: AuthSettingsService,
+    private readonly config: EmailConfigService,
+    private readonly templates: EmailTemplateService,
+    private readonly limit: EmailRateLimit,
+    private readonly tokens: PurposeTokens,
+    private readonly projectName: (projectId: string) => Promise<string>,
+    private readonly log: FlowLog,
+  ) {}
+
+  /** Resolves once every email queued so far has been handed to its provider (or failed). */
+  async settle(): Promise<void> {
+    while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
+  }
+
+  // ---- register with confirmation (SPEC 4.6 "Email confirmation required")
+
+  async register(projectId: string, input: { email: string; password: string }): Promise<EndUserSession | { token: null; user: EndUser; email_verification_required: true }> {
+    if (!(await this.config.requiresConfirmation(projectId))) return this.users.register(projectId, input);
+    const user = await this.users.register(projectId, input, { session: false });
+    const db = await this.engine.project(projectId);
+    const token = await this.tokens.issue(db, user.id, 'email_verification');
+    this.queue(projectId, 'email_verification', user.email, linkWithToken(await this.settings.redirectBase(projectId, undefined), token), { email: user.email });
+    return { token: null, user, email_verification_required: true };
+  }
+
+  // ---- request endpoints: 200 { ok: true } always
+
+  async requestMagicLink(projectId: string, input: { email: string; redirect_url?: string }, ip: string): Promise<typeof OK> {
+    return this.request(projectId, 'magic_link', input.email, input.redirect_url, ip, async (user) => (user ? { user, to: user.email } : null));
+  }
+
+  async requestPasswordReset(projectId: string, input: { email: string; redirect_url?: string }, ip: string): Promise<typeof OK> {
+    return this.request(projectId, 'password_reset', input.email, input.redirect_url, ip, async (user) => (user ? { user, to: user.email } : null));
+  }
+
+  async resendVerification(projectId: string, input: { email: string; redirect_url?: string }, ip: string): Promise<typeof OK> {
+    return this.request(projectId, 'email_verification', input.email, input.redirect_url, ip, async (user) => (user && !user.email_verified ? { user, to: user.email } : null));
+  }
+
+  async requestEmailChange(projectId: string, current: EndUser, input: { new_email: string; redirect_url?: string }, ip: string): Promise<typeof OK> {
+    return this.request(projectId, 'email_change', input.new_email, input.redirect_url, ip, async (taken, newEmail) =>
+      // the link goes to the new address only, and never to an address another user holds
+      taken || newEmail === current.email ? null : { user: current, to: newEmail, newEmail },
+    );
+  }
+
+  /**
+   * The shared request path: validate, check the redirect (422), count against the rate limit
+   * (429), then issue and queue only when `pick` says so.
+   */
+  private async request(
+    projectId: string,
+    purpose: Purpose,
+    rawEmail: string,
+    redirect: string | undefined,
+    ip: string,
+    pick: (holder: EndUser | undefined, email: string) => Promise<{ user: EndUser; to: string; newEmail?: string } | null>,
+  ): Promise<typeof OK> {
+    const email = checkEmail(rawEmail, purpose === 'email_change' ? 'new_email' : 'email');
+    const base = await this.settings.redirectBase(projectId, redirect);
+    const db = await this.engine.project(projectId);
+    await this.limit.hit(db, email, ip);
+    const target = await pick(await this.users.findByEmail(db, email), email);
+    if (!target) return OK;
+    const token = await this.tokens.issue(db, target.user.id, purpose, target.newEmail ?? null);
+    const values = purpose === 'email_change' ? { new_email: target.to } : { email: target.to };
+    this.queue(projectId, purpose, target.to, linkWithToken(base, token), values);
+    return OK;
+  }
+
+  private queue(projectId: string, purpose: Purpose, to: string, link: string, values: { email?: string; new_email?: string }): void {
+    const job = this.deliver(projectId, purpose, to, link, values).catch((err: unknown) => {
+      this.log.warn({ project_id: projectId, purpose, reason: err instanceof DeliveryError ? err.reason : 'internal_error' }, 'email not delivered');
+    });
+    this.pending.add(job);
+    void job.finally(() => this.pending.delete(job));
+  }
+
+  private async deliver(projectId: string, purpose: Purpose, to: string, link: string, values: { email?: string; new_email?: string }): Promise<void> {
+    const pm = await this.config.mailerFor(projectId);
+    if (!pm) return; // no provider: the token exists, nothing is sent (SPEC 4.6 rule 3)
+    const rendered = await this.templates.renderFor(projectId, purpose, { link, project_name: await this.projectName(projectId), ...values });
+    await pm.mailer.send({ from: pm.from, to, subject: rendered.subject, html: rendered.html, text: rendered.text });
+  }
+
+  // ---- consume endpoints
+
+  async consumeMagicLink(projectId: string, token: string): Promise<EndUserSession> {
+    const db = await this.engine.project(projectId);
+    return db.tx(async (tx) => {
+      const t = await this.tokens.consume(tx, token, 'magic_link');
+      if (!t) throw invalidToken();
+      return this.users.startSession(tx, await this.users.applyProof(tx, t.userId));
+    });
+  }
+
+  /** Sets the new password, marks the address verified and ends every session of the user. */
+  async resetPassword(projectId: string, input: { token: string; password: string }): Promise<{ user: EndUser }> {
+    checkPassword(input.password);
+    const hash = await this.hasher.hash(input.password);
+    const db = await this.engine.project(projectId);
+    return db.tx(async (tx) => {
+      const t = await this.tokens.consume(tx, input.token, 'password_reset');
+      if (!t) throw invalidToken();
+      return { user: await this.users.applyProof(tx, t.userId, { passwordHash: hash }) };
+    });
+  }
+
+  async confirmVerification(projectId: string, token: string): Promise<{ user: EndUser }> {
+    const db = await this.engine.project(projectId);
+    return db.tx(async (tx) => {
+      const t = await this.tokens.consume(tx, token, 'email_verification');
+      if (!t) throw invalidToken();
+      return { user: await this.users.applyProof(tx, t.userId) };
+    });
+  }
+
+  /** Applies the change (409 if another user took the address meanwhile; the token then stays usable). */
+  async confirmEmailChange(projectId: string, token: string): Promise<{ user: EndUser }> {
+    const db = await this.engine.project(projectId);
+    return db.tx(async (tx) => {
+      const t = await this.tokens.consume(tx, token, 'email_change');
+      if (!t || t.newEmail === null) throw invalidToken();
+      return { user: await this.users.applyProof(tx, t.userId, { email: t.newEmail }) };
+    });
+  }
+}

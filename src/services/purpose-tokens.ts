@@ -1,0 +1,49 @@
+// Single-use, purpose-scoped email tokens (SPEC 2 "Tokens", 8): 64 hex characters from the CSPRNG,
+// stored as SHA-256 with the purpose and an expiry. Consuming is one DELETE ... RETURNING, so of any
+// number of concurrent uses exactly one gets the row.
+import type { Db } from '../storage/engine.ts';
+import type { Clock } from '../lib/clock.ts';
+import { hashToken, isTokenShaped, newToken } from '../lib/tokens.ts';
+
+export type Purpose = 'magic_link' | 'password_reset' | 'email_verification' | 'email_change';
+
+const MINUTE = 60 * 1000;
+export const PURPOSE_TTL_MS: Record<Purpose, number> = {
+  magic_link: 15 * MINUTE,
+  password_reset: 30 * MINUTE,
+  email_change: 30 * MINUTE,
+  email_verification: 24 * 60 * MINUTE,
+};
+
+export class PurposeTokens {
+  constructor(private readonly clock: Clock) {}
+
+  /** A new token for the user; earlier unused tokens of the same purpose stop working. */
+  async issue(db: Db, userId: number, purpose: Purpose, newEmail: string | null = null): Promise<string> {
+    const token = newToken();
+    const now = this.clock.now();
+    const table = db.t('_bp_email_tokens');
+    await db.tx(async (tx) => {
+      await tx.run(`DELETE FROM ${table} WHERE user_id = ? AND purpose = ?`, [userId, purpose]);
+      await tx.run(`INSERT INTO ${table} (token_hash, purpose, user_id, new_email, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)`, [
+        hashToken(token),
+        purpose,
+        userId,
+        newEmail,
+        now.toISOString(),
+        new Date(now.getTime() + PURPOSE_TTL_MS[purpose]).toISOString(),
+      ]);
+    });
+    return token;
+  }
+
+  /** The token's user (and new email), once; null when unknown, used, expired or of another purpose. */
+  async consume(db: Db, token: string, purpose: Purpose): Promise<{ userId: number; newEmail: string | null } | null> {
+    if (!isTokenShaped(token)) return null;
+    const row = await db.get<{ user_id: number; new_email: string | null }>(
+      `DELETE FROM ${db.t('_bp_email_tokens')} WHERE token_hash = ? AND purpose = ? AND expires_at > ? RETURNING user_id, new_email`,
+      [hashToken(token), purpose, this.clock.now().toISOString()],
+    );
+    return row ? { userId: Number(row.user_id), newEmail: row.new_email } : null;
+  }
+}

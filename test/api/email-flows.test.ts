@@ -1,0 +1,428 @@
+// End-user email flows (SPEC 4.6, 7, 8; CONTRACT §6) on every engine, delivered through a real SMTP
+// server: magic link, password reset, verification, email change, confirmation required, the
+// redirect_url rules, single-use purpose tokens (also under concurrency), no account enumeration,
+// and the per-recipient and per-IP rate limits counted in the database.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { describeEngines, registerAccount, createProject, expectError, uniqueEmail, type TestApp, type Reply } from '../support/app.ts';
+import { startSmtpCapture, type SmtpCapture, type CapturedMail } from '../support/mail-capture.ts';
+import { smtpMailer } from '../../src/email/mailer.ts';
+import type { MailerFactory } from '../../src/services/email-config.ts';
+
+let smtp: SmtpCapture;
+before(async () => {
+  smtp = await startSmtpCapture();
+});
+after(async () => {
+  await smtp?.close();
+});
+// settings must name an allowed port; the capture server listens on a free one
+const mailers: MailerFactory = {
+  smtp: (s) => smtpMailer({ ...s, port: smtp.port }, { resolver: { lookup: async () => ['127.0.0.1'] }, allowPrivateHosts: true, timeoutMs: 5000 }),
+  emailapi: () => ({ send: async () => undefined }),
+};
+
+const MIN = 60 * 1000;
+const PASSWORD = 'end user password';
+const SITE = 'https://app.example.com';
+
+interface Fixture {
+  t: TestApp;
+  pid: string;
+  owner: string;
+  post(path: string, body: unknown, opts?: { user?: string; ip?: string }): Promise<Reply>;
+  register(email?: string): Promise<{ email: string; token: string | null; user: any }>;
+  mailTo(address: string): Promise<CapturedMail[]>;
+  lastLink(address: string): Promise<{ link: URL; token: string; mail: CapturedMail }>;
+}
+
+async function fixture(t: TestApp, opts: { confirm?: boolean; mail?: boolean; name?: string } = {}): Promise<Fixture> {
+  const owner = await registerAccount(t);
+  const project = await createProject(t, owner.token, opts.name ?? 'Flow App');
+  const pid = project.id;
+  const settings = await t.req('PUT', `/projects/${pid}/auth/settings`, { token: owner.token, body: { site_url: SITE, redirect_urls: ['https://mobile.example.com/auth'] } });
+  assert.equal(settings.status, 200);
+  if (opts.mail !== false) {
+    const cfg = await t.req('PUT', `/projects/${pid}/auth/email-config`, {
+      token: owner.token,
+      body: { provider: 'smtp', from_address: 'auth@example.com', from_name: 'Flow App', smtp_host: 'localhost', smtp_port: 25, smtp_encryption: 'none', require_email_confirmation: opts.confirm ?? false },
+    });
+    assert.equal(cfg.status, 200, JSON.stringify(cfg.body));
+  }
+  const post = (path: string, body: unknown, o: { user?: string; ip?: string } = {}) =>
+    t.req('POST', `/${pid}/auth/${path}`, { body, headers: { 'x-forwarded-for': o.ip ?? '203.0.113.10', ...(o.user ? { 'x-user-token': o.user } : {}) } });
+  const mailTo = async (address: string) => {
+    await t.services.emailFlows.settle();
+    return smtp.messages.filter((m) => m.to.includes(address));
+  };
+  return {
+    t,
+    pid,
+    owner: owner.token,
+    post,
+    async register(email = uniqueEmail('flow')) {
+      const res = await post('register', { email, password: PASSWORD });
+      assert.equal(res.status, 201, JSON.stringify(res.body));
+      return { email, token: res.body.token, user: res.body.user };
+    },
+    mailTo,
+    async lastLink(address) {
+      const mails = await mailTo(address);
+      assert.ok(mails.length > 0, `no email to ${address}`);
+      const mail = mails[mails.length - 1]!;
+      const m = /href="([^"]+)"/.exec(mail.html);
+      assert.ok(m, 'the email has a link');
+      const link = new URL(m[1]!.replace(/&amp;/g, '&'));
+      const token = link.searchParams.get('token')!;
+      assert.match(token, /^[0-9a-f]{64}$/);
+      assert.ok(mail.text.includes(token), 'the plain-text part carries the link too');
+      return { link, token, mail };
+    },
+  };
+}
+
+await describeEngines(
+  'email flows',
+  (ctx) => {
+    test('magic link: 200 { ok }, an email with the site-URL link; consume gives a session and marks the email verified', async () => {
+      const f = await fixture(ctx());
+      const { email } = await f.register();
+      const res = await f.post('magic-link', { email: email.toUpperCase() });
+      assert.equal(res.status, 200);
+      assert.deepEqual(res.body, { ok: true });
+      const { link, token, mail } = await f.lastLink(email);
+      assert.equal(`${link.origin}${link.pathname}`, `${SITE}/`);
+      assert.equal(mail.subject, 'Your sign-in link for Flow App');
+      assert.equal(mail.from, 'auth@example.com');
+      const session = await f.post('magic-link/consume', { token });
+      assert.equal(session.status, 200, JSON.stringify(session.body));
+      assert.match(session.body.token, /^[0-9a-f]{64}$/);
+      assert.equal(session.body.user.email, email);
+      assert.equal(session.body.user.email_verified, true);
+      const me = await f.t.req('GET', `/${f.pid}/auth/user`, { headers: { 'x-user-token': session.body.token } });
+      assert.equal(me.status, 200);
+      // single use
+      expectError(await f.post('magic-link/consume', { token }), 400, 'invalid_token');
+    });
+
+    test('redirect_url: a matching URL is used (query kept); a non-matching one is 422 and sends nothing', async () => {
+      const f = await fixture(ctx());
+      const { email } = await f.register();
+      assert.equal((await f.post('magic-link', { email, redirect_url: 'https://mobile.example.com/auth/done?from=app' })).status, 200);
+      const { link } = await f.lastLink(email);
+      assert.equal(link.origin + link.pathname, 'https://mobile.example.com/auth/done');
+      assert.equal(link.searchParams.get('from'), 'app');
+      const before = (await f.mailTo(email)).length;
+      for (const bad of ['https://mobile.example.com/authx', 'https://evil.example.com/', 'http://app.example.com/', 'https://app.example.com.evil.com/', 'javascript:alert(1)', 'not a url']) {
+        const err = expectError(await f.post('magic-link', { email, redirect_url: bad }), 422, 'invalid_redirect_url');
+        assert.equal(err.details.field, 'redirect_url');
+        expectError(await f.post('password/forgot', { email, redirect_url: bad }), 422, 'invalid_redirect_url');
+      }
+      assert.equal((await f.mailTo(email)).length, before);
+    });
+
+    test('without a site URL the link uses the service URL (APP_URL)', async () => {
+      const t = ctx();
+      const f = await fixture(t);
+      await t.req('PUT', `/projects/${f.pid}/auth/settings`, { token: f.owner, body: { site_url: null } });
+      const { email } = await f.register();
+      await f.post('magic-link', { email });
+      const { link } = await f.lastLink(email);
+      assert.equal(link.origin + link.pathname, new URL(t.config.appUrl).href);
+    });
+
+    test('no enumeration: unregistered addresses get the same 200 body, no token is issued and nothing is sent', async () => {
+      const f = await fixture(ctx());
+      const { email } = await f.register();
+      const ghost = uniqueEmail('ghost');
+      for (const path of ['magic-link', 'password/forgot', 'verify/resend']) {
+        const known = await f.post(path, { email });
+        const unknown = await f.post(path, { email: ghost });
+        assert.equal(known.status, 200);
+        assert.equal(unknown.status, 200);
+        assert.deepEqual(unknown.body, known.body);
+        assert.deepEqual(Object.keys(unknown.headers).filter((h) => !['x-request-id', 'date', 'content-length'].includes(h)).sort(), Object.keys(known.headers).filter((h) => !['x-request-id', 'date', 'content-length'].includes(h)).sort());
+      }
+      assert.equal((await f.mailTo(ghost)).length, 0);
+      const db = await f.t.engine.project(f.pid);
+      const tokens = await db.all<{ user_id: number }>(`SELECT user_id FROM ${db.t('_bp_email_tokens')}`);
+      assert.ok(tokens.length >= 1);
+    });
+
+    test('password reset: new password works, old one and every session end; the token is single-use', async () => {
+      const f = await fixture(ctx());
+      const { email, token: session } = await f.register();
+      assert.equal((await f.post('password/forgot', { email })).status, 200);
+      const { token, mail } = await f.lastLink(email);
+      assert.equal(mail.subject, 'Reset your password for Flow App');
+      expectError(await f.post('password/reset', { token, password: 'short' }), 422);
+      const res = await f.post('password/reset', { token, password: 'a brand new password' });
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      assert.deepEqual(Object.keys(res.body), ['user']);
+      assert.equal(res.body.user.email, email);
+      expectError(await f.t.req('GET', `/${f.pid}/auth/user`, { headers: { 'x-user-token': session! } }), 401);
+      expectError(await f.post('login', { email, password: PASSWORD }), 401);
+      assert.equal((await f.post('login', { email, password: 'a brand new password' })).status, 200);
+      expectError(await f.post('password/reset', { token, password: 'yet another password' }), 400, 'invalid_token');
+    });
+
+    test('a newer request replaces the older token of the same purpose', async () => {
+      const f = await fixture(ctx());
+      const { email } = await f.register();
+      await f.post('password/forgot', { email });
+      const first = (await f.lastLink(email)).token;
+      await f.post('password/forgot', { email });
+      const second = (await f.lastLink(email)).token;
+      assert.notEqual(first, second);
+      expectError(await f.post('password/reset', { token: first, password: 'a brand new password' }), 400, 'invalid_token');
+      assert.equal((await f.post('password/reset', { token: second, password: 'a brand new password' })).status, 200);
+    });
+
+    test('purpose tokens: expired, other purpose, other project, malformed and random tokens are 400 invalid_token', async () => {
+      const t = ctx();
+      const f = await fixture(t);
+      const g = await fixture(t);
+      const { email } = await f.register();
+      await f.post('magic-link', { email });
+      const { token } = await f.lastLink(email);
+      expectError(await f.post('verify/confirm', { token }), 400, 'invalid_token');
+      expectError(await f.post('password/reset', { token, password: 'a brand new password' }), 400, 'invalid_token');
+      expectError(await f.post('email-change/confirm', { token }), 400, 'invalid_token');
+      expectError(await g.post('magic-link/consume', { token }), 400, 'invalid_token');
+      for (const bad of ['', 'x', 'A'.repeat(64), '0'.repeat(64), `${token}0`, "' OR 1=1 --"]) {
+        expectError(await f.post('magic-link/consume', { token: bad }), 400, 'invalid_token');
+      }
+      for (const body of [{}, { token: 5 }, { token: null }, { token, extra: 1 }, { token: 't'.repeat(129) }]) expectError(await f.post('magic-link/consume', body), 422);
+      // still valid after all that, then expired 15 minutes later
+      await f.post('magic-link', { email });
+      const fresh = (await f.lastLink(email)).token;
+      t.clock.advance(15 * MIN + 1000);
+      try {
+        expectError(await f.post('magic-link/consume', { token: fresh }), 400, 'invalid_token');
+      } finally {
+        t.clock.advance(-(15 * MIN + 1000));
+      }
+    });
+
+    test('token lifetimes: reset 30 minutes, verification 1 day, email change 30 minutes', async () => {
+      const t = ctx();
+      const f = await fixture(t);
+      const { email, token: session } = await f.register();
+      const cases: Array<[string, unknown, string, (tok: string) => unknown, number]> = [
+        ['password/forgot', { email }, 'password/reset', (tok) => ({ token: tok, password: 'a brand new password' }), 30 * MIN],
+        ['verify/resend', { email }, 'verify/confirm', (tok) => ({ token: tok }), 24 * 60 * MIN],
+      ];
+      // verification first: a reset marks the address verified, and nothing is resent after that
+      for (const [req, body, use, useBody, ttl] of cases.reverse()) {
+        // a token just past its lifetime fails; a fresh one just inside it works
+        await f.post(req, body);
+        const late = (await f.lastLink(email)).token;
+        t.clock.advance(ttl + 1000);
+        try {
+          expectError(await f.post(use, useBody(late)), 400, 'invalid_token');
+        } finally {
+          t.clock.advance(-(ttl + 1000));
+        }
+        await f.post(req, body);
+        const ok = (await f.lastLink(email)).token;
+        assert.notEqual(ok, late);
+        t.clock.advance(ttl - 5000);
+        try {
+          assert.equal((await f.post(use, useBody(ok))).status, 200, use);
+        } finally {
+          t.clock.advance(-(ttl - 5000));
+        }
+      }
+      // email change (the reset above ended the session: log in again)
+      const login = await f.post('login', { email, password: 'a brand new password' });
+      assert.equal(login.status, 200);
+      const newEmail = uniqueEmail('changed');
+      await f.post('email-change/request', { new_email: newEmail }, { user: login.body.token });
+      const tok = (await f.lastLink(newEmail)).token;
+      t.clock.advance(30 * MIN + 1000);
+      try {
+        expectError(await f.post('email-change/confirm', { token: tok }), 400, 'invalid_token');
+      } finally {
+        t.clock.advance(-(30 * MIN + 1000));
+      }
+      assert.ok(session);
+    });
+
+    test('verification: resend to an unverified address, confirm marks it verified; nothing is sent once verified', async () => {
+      const f = await fixture(ctx());
+      const { email } = await f.register();
+      assert.equal((await f.post('verify/resend', { email })).status, 200);
+      const { token, mail } = await f.lastLink(email);
+      assert.equal(mail.subject, 'Confirm your email address for Flow App');
+      const res = await f.post('verify/confirm', { token });
+      assert.equal(res.status, 200);
+      assert.equal(res.body.user.email_verified, true);
+      const count = (await f.mailTo(email)).length;
+      assert.deepEqual((await f.post('verify/resend', { email })).body, { ok: true });
+      assert.equal((await f.mailTo(email)).length, count);
+    });
+
+    test('email change: the link goes to the new address only; confirm applies it and marks it verified', async () => {
+      const f = await fixture(ctx());
+      const { email, token: session } = await f.register();
+      const newEmail = uniqueEmail('new');
+      expectError(await f.post('email-change/request', { new_email: newEmail }), 401);
+      expectError(await f.post('email-change/request', { new_email: newEmail }, { user: 'd'.repeat(64) }), 401);
+      const before = (await f.mailTo(email)).length;
+      const res = await f.post('email-change/request', { new_email: newEmail }, { user: session! });
+      assert.deepEqual(res.body, { ok: true });
+      const { token, mail } = await f.lastLink(newEmail);
+      assert.equal(mail.subject, 'Confirm your new email address for Flow App');
+      assert.match(mail.html, new RegExp(newEmail.replace(/\./g, '\\.')));
+      assert.equal((await f.mailTo(email)).length, before, 'nothing goes to the old address');
+      const done = await f.post('email-change/confirm', { token });
+      assert.equal(done.status, 200, JSON.stringify(done.body));
+      assert.equal(done.body.user.email, newEmail);
+      assert.equal(done.body.user.email_verified, true);
+      assert.equal((await f.post('login', { email: newEmail, password: PASSWORD })).status, 200);
+      expectError(await f.post('login', { email, password: PASSWORD }), 401);
+      expectError(await f.post('email-change/confirm', { token }), 400, 'invalid_token');
+    });
+
+    test('email change to an address already taken: 200 and nothing sent; taken before confirm: 409 and the token stays usable', async () => {
+      const f = await fixture(ctx());
+      const a = await f.register();
+      const b = await f.register();
+      assert.deepEqual((await f.post('email-change/request', { new_email: b.email }, { user: a.token! })).body, { ok: true });
+      const sentToB = (await f.mailTo(b.email)).length;
+      assert.equal(sentToB, 0);
+      const target = uniqueEmail('race');
+      await f.post('email-change/request', { new_email: target }, { user: a.token! });
+      const { token } = await f.lastLink(target);
+      // someone registers the address before a confirms
+      const c = await f.post('register', { email: target, password: PASSWORD });
+      assert.equal(c.status, 201);
+      expectError(await f.post('email-change/confirm', { token }), 409, 'email_taken');
+      await f.t.req('DELETE', `/projects/${f.pid}/end-users/${c.body.user.id}`, { token: f.owner });
+      assert.equal((await f.post('email-change/confirm', { token })).status, 200);
+    });
+
+    test('bad input on every request endpoint: 422, nothing counted or sent', async () => {
+      const f = await fixture(ctx());
+      const { token: session } = await f.register();
+      const bodies: unknown[] = [{}, { email: 5 }, { email: 'not an email' }, { email: 'a@example.com', redirect_url: 7 }, { email: 'a@example.com', extra: true }, { email: 'x'.repeat(400) }, { email: "a@example.com' OR '1'='1" }];
+      for (const path of ['magic-link', 'password/forgot', 'verify/resend']) for (const b of bodies) expectError(await f.post(path, b), 422);
+      for (const b of [{}, { new_email: 'nope' }, { new_email: 5 }, { email: 'a@example.com' }]) expectError(await f.post('email-change/request', b, { user: session! }), 422);
+      const db = await f.t.engine.project(f.pid);
+      assert.equal((await db.all(`SELECT id FROM ${db.t('_bp_email_requests')}`)).length, 0);
+      expectError(await f.t.req('POST', `/${f.pid}/auth/magic-link`, { rawBody: '{"email":' }), 400, 'invalid_json');
+      expectError(await f.t.req('POST', '/aaaaaaaaaaaaaaaa/auth/magic-link', { body: { email: 'a@example.com' } }), 404);
+    });
+
+    test('rate limit: the 6th request for one recipient in an hour is 429 with Retry-After, registered or not; 429s do not count', async () => {
+      const t = ctx();
+      const f = await fixture(t);
+      const ghost = uniqueEmail('limit');
+      for (let i = 0; i < 5; i++) assert.equal((await f.post(i % 2 ? 'magic-link' : 'password/forgot', { email: ghost }, { ip: `198.51.100.${i}` })).status, 200);
+      const res = await f.post('magic-link', { email: ghost.toUpperCase() }, { ip: '198.51.100.99' });
+      expectError(res, 429);
+      const retry = Number(res.headers['retry-after']);
+      assert.ok(retry > 3500 && retry <= 3600, `Retry-After ${retry}`);
+      expectError(await f.post('verify/resend', { email: ghost }, { ip: '198.51.100.98' }), 429);
+      // another project counts separately
+      const g = await fixture(t);
+      assert.equal((await g.post('magic-link', { email: ghost })).status, 200);
+      // an hour after the first request the window has room again; refused requests did not count
+      t.clock.advance(60 * MIN + 1000);
+      try {
+        assert.equal((await f.post('magic-link', { email: ghost })).status, 200);
+      } finally {
+        t.clock.advance(-(60 * MIN + 1000));
+      }
+    });
+
+    test('rate limit: 20 requests per client IP per hour across recipients', async () => {
+      const f = await fixture(ctx());
+      for (let i = 0; i < 20; i++) assert.equal((await f.post('magic-link', { email: uniqueEmail(`ip${i}`) }, { ip: '192.0.2.77' })).status, 200);
+      const res = await f.post('password/forgot', { email: uniqueEmail('ip-over') }, { ip: '192.0.2.77' });
+      expectError(res, 429);
+      assert.ok(Number(res.headers['retry-after']) > 0);
+      assert.equal((await f.post('magic-link', { email: uniqueEmail('other-ip') }, { ip: '192.0.2.78' })).status, 200);
+    });
+
+    test('rate limit holds under concurrency: of 12 simultaneous requests for one recipient at most 5 pass', async () => {
+      const f = await fixture(ctx());
+      const email = uniqueEmail('burst');
+      const results = await Promise.all(Array.from({ length: 12 }, (_, i) => f.post('magic-link', { email }, { ip: `198.51.100.${100 + i}` })));
+      const ok = results.filter((r) => r.status === 200).length;
+      assert.equal(ok, 5, `${ok} passed`);
+      assert.ok(results.every((r) => r.status === 200 || r.status === 429));
+    });
+
+    test('a token consumed concurrently succeeds exactly once', async () => {
+      const f = await fixture(ctx());
+      const { email } = await f.register();
+      await f.post('magic-link', { email });
+      const { token } = await f.lastLink(email);
+      const results = await Promise.all(Array.from({ length: 8 }, () => f.post('magic-link/consume', { token })));
+      assert.equal(results.filter((r) => r.status === 200).length, 1);
+      assert.ok(results.every((r) => r.status === 200 || (r.status === 400 && r.body.code === 'invalid_token')));
+    });
+
+    test('no provider configured: the request succeeds and a token is issued; nothing is sent', async () => {
+      const f = await fixture(ctx(), { mail: false });
+      const { email } = await f.register();
+      assert.deepEqual((await f.post('magic-link', { email })).body, { ok: true });
+      assert.equal((await f.mailTo(email)).length, 0);
+      const db = await f.t.engine.project(f.pid);
+      assert.equal((await db.all(`SELECT user_id FROM ${db.t('_bp_email_tokens')} WHERE purpose = 'magic_link'`)).length, 1);
+    });
+
+    test('custom templates are used, with escaped values', async () => {
+      const t = ctx();
+      const f = await fixture(t, { name: 'Tom & <Jerry>' });
+      await t.req('PUT', `/projects/${f.pid}/auth/templates/magic_link`, { token: f.owner, body: { subject: 'Enter {{project_name}}', body: '<p>Hi {{email}}: <a href="{{link}}">{{project_name}}</a> {{new_email}}</p>' } });
+      const { email } = await f.register();
+      await f.post('magic-link', { email });
+      const { mail } = await f.lastLink(email);
+      assert.equal(mail.subject, 'Enter Tom &amp; &lt;Jerry&gt;');
+      assert.match(mail.html, /<p>Hi [^<]+@example\.com: <a href="https:\/\/app\.example\.com\/\?token=[0-9a-f]{64}">Tom &amp; &lt;Jerry&gt;<\/a> \{\{new_email\}\}<\/p>/);
+    });
+
+    test('require_email_confirmation: register sends a verification email and no session; login is 403 until confirmed', async () => {
+      const f = await fixture(ctx(), { confirm: true });
+      const email = uniqueEmail('confirm');
+      const reg = await f.post('register', { email, password: PASSWORD });
+      assert.equal(reg.status, 201);
+      assert.equal(reg.body.token, null);
+      assert.equal(reg.body.email_verification_required, true);
+      assert.equal(reg.body.user.email_verified, false);
+      const denied = expectError(await f.post('login', { email, password: PASSWORD }), 403, 'email_not_verified');
+      assert.ok(denied.message);
+      // a wrong password is still 401, so the 403 reveals nothing to someone without the password
+      expectError(await f.post('login', { email, password: 'wrong password!' }), 401, 'invalid_credentials');
+      const { token, mail } = await f.lastLink(email);
+      assert.equal(mail.subject, 'Confirm your email address for Flow App');
+      assert.equal((await f.post('verify/confirm', { token })).status, 200);
+      const ok = await f.post('login', { email, password: PASSWORD });
+      assert.equal(ok.status, 200);
+      assert.match(ok.body.token, /^[0-9a-f]{64}$/);
+    });
+
+    test('require_email_confirmation: a magic link proves the address and lets the user in', async () => {
+      const f = await fixture(ctx(), { confirm: true });
+      const email = uniqueEmail('magic-confirm');
+      await f.post('register', { email, password: PASSWORD });
+      await f.post('magic-link', { email });
+      const { token } = await f.lastLink(email);
+      assert.equal((await f.post('magic-link/consume', { token })).status, 200);
+      assert.equal((await f.post('login', { email, password: PASSWORD })).status, 200);
+    });
+
+    test('deleting an end user voids their outstanding tokens', async () => {
+      const f = await fixture(ctx());
+      const { email, user } = await f.register();
+      await f.post('password/forgot', { email });
+      const { token } = await f.lastLink(email);
+      assert.equal((await f.t.req('DELETE', `/projects/${f.pid}/end-users/${user.id}`, { token: f.owner })).status, 204);
+      expectError(await f.post('password/reset', { token, password: 'a brand new password' }), 400, 'invalid_token');
+    });
+  },
+  { EMAIL_ALLOW_PRIVATE_HOSTS: 'true', TRUST_PROXY: 'true' },
+  { mailers },
+);
