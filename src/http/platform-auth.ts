@@ -1,7 +1,8 @@
 // The platform-token guard: routes that register it get request.caller or a 401.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AccountService, Caller } from '../services/accounts.ts';
-import { unauthorized } from '../errors.ts';
+import type { ProjectService } from '../services/projects.ts';
+import { notFound, unauthorized } from '../errors.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -27,4 +28,18 @@ export function platformAuth(accounts: AccountService) {
 export function callerOf(request: FastifyRequest): Caller {
   if (!request.caller) throw unauthorized();
   return request.caller;
+}
+
+/** The caller's project named by `:id` (404 when it is missing or another owner's). */
+export function ownedProject(projects: ProjectService) {
+  return (req: { caller: unknown; params: { id: string } }) => projects.get(callerOf(req as never).account.id, req.params.id);
+}
+
+/** The id of the project named by `:project_id` on the unauthenticated end-user routes, or 404. */
+export function existingProject(projects: ProjectService) {
+  return async (id: string): Promise<string> => {
+    const p = await projects.find(id);
+    if (!p) throw notFound('project');
+    return p.id;
+  };
 }

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { AccountService } from '../../services/accounts.ts';
 import type { ProjectService } from '../../services/projects.ts';
 import type { AuthSettingsService } from '../../services/auth-settings.ts';
-import { platformAuth, callerOf } from '../platform-auth.ts';
+import { platformAuth, ownedProject } from '../platform-auth.ts';
 import * as S from '../schemas.ts';
 
 const security = [{ platformToken: [] }];
@@ -12,7 +12,7 @@ type P = { Params: { id: string } };
 export function authSettingsRoutes(app: FastifyInstance, accounts: AccountService, projects: ProjectService, settings: AuthSettingsService): void {
   const auth = platformAuth(accounts);
   const tags = ['auth settings'];
-  const project = (req: { caller: unknown; params: { id: string } }) => projects.get(callerOf(req as never).account.id, req.params.id);
+  const project = ownedProject(projects);
 
   app.get<P>('/projects/:id/auth/settings', { schema: { tags, security, summary: 'Read the site URL and allowed redirect URLs' }, onRequest: auth }, async (req) =>
     settings.get((await project(req)).id),

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { AccountService } from '../../services/accounts.ts';
 import type { ProjectService } from '../../services/projects.ts';
 import type { EmailConfigService } from '../../services/email-config.ts';
-import { platformAuth, callerOf } from '../platform-auth.ts';
+import { platformAuth, ownedProject } from '../platform-auth.ts';
 import * as S from '../schemas.ts';
 
 const security = [{ platformToken: [] }];
@@ -12,7 +12,7 @@ type P = { Params: { id: string } };
 export function emailConfigRoutes(app: FastifyInstance, accounts: AccountService, projects: ProjectService, email: EmailConfigService): void {
   const auth = platformAuth(accounts);
   const tags = ['email'];
-  const project = (req: { caller: unknown; params: { id: string } }) => projects.get(callerOf(req as never).account.id, req.params.id);
+  const project = ownedProject(projects);
   const base = '/projects/:id/auth/email-config';
 
   app.get<P>(base, { schema: { tags, security, summary: 'Show the email configuration (secrets omitted; has_* booleans)' }, onRequest: auth }, async (req) =>

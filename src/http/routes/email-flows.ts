@@ -5,18 +5,14 @@ import type { ProjectService } from '../../services/projects.ts';
 import type { EndUserService } from '../../services/end-users.ts';
 import type { EmailFlowService } from '../../services/email-flows.ts';
 import { userToken } from '../data-plane-auth.ts';
-import { notFound } from '../../errors.ts';
+import { existingProject } from '../platform-auth.ts';
 import * as S from '../schemas.ts';
 
 type P = { Params: { project_id: string } };
 
 export function emailFlowRoutes(app: FastifyInstance, projects: ProjectService, users: EndUserService, flows: EmailFlowService): void {
   const tags = ['end-user auth'];
-  const existing = async (id: string) => {
-    const p = await projects.find(id);
-    if (!p) throw notFound('project');
-    return p.id;
-  };
+  const existing = existingProject(projects);
 
   const request = (path: string, summary: string, run: (pid: string, body: S.EmailRequestBody, ip: string) => Promise<unknown>) =>
     app.post<P & { Body: S.EmailRequestBody }>(`/:project_id/auth/${path}`, { schema: { tags, summary, body: S.EmailRequestBody } }, async (req) =>

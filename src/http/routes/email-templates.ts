@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { AccountService } from '../../services/accounts.ts';
 import type { ProjectService } from '../../services/projects.ts';
 import type { EmailTemplateService } from '../../services/email-templates.ts';
-import { platformAuth, callerOf } from '../platform-auth.ts';
+import { platformAuth, ownedProject } from '../platform-auth.ts';
 import * as S from '../schemas.ts';
 
 const security = [{ platformToken: [] }];
@@ -13,7 +13,7 @@ type PK = { Params: { id: string; key: string } };
 export function emailTemplateRoutes(app: FastifyInstance, accounts: AccountService, projects: ProjectService, templates: EmailTemplateService): void {
   const auth = platformAuth(accounts);
   const tags = ['email'];
-  const project = (req: { caller: unknown; params: { id: string } }) => projects.get(callerOf(req as never).account.id, req.params.id);
+  const project = ownedProject(projects);
   const base = '/projects/:id/auth/templates';
 
   app.get<P>(base, { schema: { tags, security, summary: 'List the four templates (custom or default)' }, onRequest: auth }, async (req) =>

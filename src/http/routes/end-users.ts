@@ -5,7 +5,7 @@ import type { AccountService } from '../../services/accounts.ts';
 import type { ProjectService } from '../../services/projects.ts';
 import type { EndUserService } from '../../services/end-users.ts';
 import type { EmailFlowService } from '../../services/email-flows.ts';
-import { platformAuth, callerOf } from '../platform-auth.ts';
+import { platformAuth, ownedProject, existingProject } from '../platform-auth.ts';
 import { userToken } from '../data-plane-auth.ts';
 import { notFound, invalid } from '../../errors.ts';
 import * as S from '../schemas.ts';
@@ -21,11 +21,7 @@ function pageParam(raw: string | undefined, field: string, fallback: number, max
 
 export function endUserRoutes(app: FastifyInstance, accounts: AccountService, projects: ProjectService, users: EndUserService, flows: EmailFlowService, maxRows: number): void {
   const tags = ['end-user auth'];
-  const existing = async (id: string) => {
-    const p = await projects.find(id);
-    if (!p) throw notFound('project');
-    return p.id;
-  };
+  const existing = existingProject(projects);
 
   app.post<P & { Body: S.EndUserCredentials }>(
     '/:project_id/auth/register',
@@ -53,7 +49,7 @@ export function endUserRoutes(app: FastifyInstance, accounts: AccountService, pr
   // Administration by the owner.
   const auth = platformAuth(accounts);
   const atags = ['end-user administration'];
-  const project = (req: { caller: unknown; params: { id: string } }) => projects.get(callerOf(req as never).account.id, req.params.id);
+  const project = ownedProject(projects);
   const userId = (raw: string) => {
     if (!/^[1-9]\d{0,15}$/.test(raw) || !Number.isSafeInteger(Number(raw))) throw notFound('end user');
     return Number(raw);

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { AccountService } from '../../services/accounts.ts';
 import type { ProjectService } from '../../services/projects.ts';
 import type { KeyService } from '../../services/keys.ts';
-import { platformAuth, callerOf } from '../platform-auth.ts';
+import { platformAuth, ownedProject } from '../platform-auth.ts';
 import * as S from '../schemas.ts';
 
 const security = [{ platformToken: [] }];
@@ -11,7 +11,7 @@ const security = [{ platformToken: [] }];
 export function keyRoutes(app: FastifyInstance, accounts: AccountService, projects: ProjectService, keys: KeyService): void {
   const auth = platformAuth(accounts);
   const tags = ['api keys'];
-  const project = (req: { caller: unknown; params: { id: string } }) => projects.get(callerOf(req as never).account.id, req.params.id);
+  const project = ownedProject(projects);
 
   app.get<{ Params: { id: string } }>('/projects/:id/keys', { schema: { tags, security, summary: "List a project's keys (no secrets)" }, onRequest: auth }, async (req) =>
     keys.list((await project(req)).id),

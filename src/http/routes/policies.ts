@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { AccountService } from '../../services/accounts.ts';
 import type { ProjectService } from '../../services/projects.ts';
 import type { PolicyService } from '../../services/policies.ts';
-import { platformAuth, callerOf } from '../platform-auth.ts';
+import { platformAuth, ownedProject } from '../platform-auth.ts';
 import * as S from '../schemas.ts';
 
 const security = [{ platformToken: [] }];
@@ -13,7 +13,7 @@ type PTP = { Params: { id: string; table_id: string; policy_id: string } };
 export function policyRoutes(app: FastifyInstance, accounts: AccountService, projects: ProjectService, policies: PolicyService): void {
   const auth = platformAuth(accounts);
   const tags = ['rls policies'];
-  const project = (req: { caller: unknown; params: { id: string } }) => projects.get(callerOf(req as never).account.id, req.params.id);
+  const project = ownedProject(projects);
   const base = '/projects/:id/tables/:table_id/rls-policies';
 
   app.get<PT>(base, { schema: { tags, security, summary: "List a table's policies" }, onRequest: auth }, async (req) =>
