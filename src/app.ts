@@ -53,7 +53,8 @@ export interface AppDeps {
 export async function buildApp({ config, engine, services, logStream }: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     bodyLimit: config.bodyLimitBytes,
-    trustProxy: config.trustProxy,
+    // a hop count trusts the n nearest proxies (the function form of proxy-addr's hop count)
+    trustProxy: typeof config.trustProxy === 'number' ? ((_addr: string, hop: number) => hop < (config.trustProxy as number)) : config.trustProxy,
     genReqId: () => randomUUID(),
     requestIdHeader: false,
     logger:

@@ -8,7 +8,8 @@ export interface Config {
   bodyLimitBytes: number;
   maxRows: number;
   logLevel: string;
-  trustProxy: boolean;
+  /** false, a number of trusted proxy hops, or a list of trusted proxy addresses/CIDRs (Fastify's trustProxy) */
+  trustProxy: boolean | number | string[];
   argon2: { memoryCost: number; timeCost: number };
   tokenTtlMs: number;
   /** PostgreSQL statement_timeout for every statement (0: none) */
@@ -45,6 +46,21 @@ function httpUrl(env: Record<string, string | undefined>, name: string, fallback
   return new URL(raw).href;
 }
 
+/**
+ * TRUST_PROXY: unset or `false`: the socket address is the client. A number n: trust n proxy hops
+ * (the client is the n-th address from the right of X-Forwarded-For). A comma-separated list of
+ * addresses or CIDRs: trust those proxies. `true` (every hop) is accepted but lets a client choose
+ * its own address unless the proxy overwrites X-Forwarded-For; prefer a hop count.
+ */
+function trustProxy(raw: string | undefined): boolean | number | string[] {
+  if (raw === undefined || raw === '' || raw === 'false' || raw === '0') return false;
+  if (raw === 'true') return true;
+  if (/^\d{1,2}$/.test(raw)) return Number(raw);
+  const list = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  if (list.length === 0 || list.some((s) => !/^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(s))) throw new Error('TRUST_PROXY must be true, false, a hop count, or a comma-separated list of proxy addresses/CIDRs');
+  return list;
+}
+
 export function loadConfig(env: Record<string, string | undefined>): Config {
   const databaseUrl = env.DATABASE_URL && env.DATABASE_URL.length > 0 ? env.DATABASE_URL : null;
   if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) throw new Error('DATABASE_URL must be a postgres:// URL');
@@ -57,7 +73,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     maxRows: int(env, 'MAX_ROWS', 1000, 1, 100000),
     logLevel: env.LOG_LEVEL ?? 'info',
-    trustProxy: env.TRUST_PROXY === 'true' || env.TRUST_PROXY === '1',
+    trustProxy: trustProxy(env.TRUST_PROXY),
     argon2: Object.freeze({
       memoryCost: int(env, 'ARGON2_MEMORY_KIB', 19456, 1024, 1024 * 1024),
       timeCost: int(env, 'ARGON2_TIME_COST', 2, 1, 10),

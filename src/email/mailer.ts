@@ -101,11 +101,18 @@ export interface EmailApiOptions {
   timeoutMs: number;
 }
 
+/** An RFC 5322 display name: plain words as they are, anything else quoted (specials cannot split the address list). */
+export function displayName(name: string): string {
+  const clean = name.replace(/[\u0000-\u001f\u007f\u2028\u2029]/g, ' ').trim();
+  if (/^[A-Za-z0-9!#$%&'*+\-/=?^_`{|}~ ]*$/.test(clean)) return clean;
+  return `"${clean.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
+}
+
 /** CONTRACT §7: POST {EMAILAPI_BASE_URL}/emails with a bearer key and a JSON message. */
 export function emailApiMailer(apiKey: string, opts: EmailApiOptions): Mailer {
   return {
     async send(email) {
-      const from = `${email.from.name.replace(/[<>"\r\n]/g, '')} <${email.from.address}>`;
+      const from = `${displayName(email.from.name)} <${email.from.address}>`;
       let res: Response;
       try {
         res = await fetch(new URL('emails', opts.baseUrl.endsWith('/') ? opts.baseUrl : `${opts.baseUrl}/`), {

@@ -55,7 +55,8 @@ export class EmailFlowService {
     const user = await this.users.register(projectId, input, { session: false });
     const db = await this.engine.project(projectId);
     const token = await this.tokens.issue(db, user.id, 'email_verification');
-    this.queue(projectId, 'email_verification', user.email, linkWithToken(await this.settings.redirectBase(projectId, undefined), token), { email: user.email });
+    const link = linkWithToken(await this.settings.redirectBase(projectId, undefined), token);
+    this.queue(projectId, 'email_verification', user.email, async () => link, { email: user.email });
     return { token: null, user, email_verification_required: true };
   }
 
@@ -98,13 +99,14 @@ export class EmailFlowService {
     await this.limit.hit(db, email, ip);
     const target = await pick(await this.users.findByEmail(db, email), email);
     if (!target) return OK;
-    const token = await this.tokens.issue(db, target.user.id, purpose, target.newEmail ?? null);
+    // the token is issued after the response too, so a registered address costs the request no
+    // more work than an unknown one
     const values = purpose === 'email_change' ? { new_email: target.to } : { email: target.to };
-    this.queue(projectId, purpose, target.to, linkWithToken(base, token), values);
+    this.queue(projectId, purpose, target.to, async () => linkWithToken(base, await this.tokens.issue(db, target.user.id, purpose, target.newEmail ?? null)), values);
     return OK;
   }
 
-  private queue(projectId: string, purpose: Purpose, to: string, link: string, values: { email?: string; new_email?: string }): void {
+  private queue(projectId: string, purpose: Purpose, to: string, link: () => Promise<string>, values: { email?: string; new_email?: string }): void {
     const job = this.deliver(projectId, purpose, to, link, values).catch((err: unknown) => {
       this.log.warn({ project_id: projectId, purpose, reason: err instanceof DeliveryError ? err.reason : 'internal_error' }, 'email not delivered');
     });
@@ -112,7 +114,8 @@ export class EmailFlowService {
     void job.finally(() => this.pending.delete(job));
   }
 
-  private async deliver(projectId: string, purpose: Purpose, to: string, link: string, values: { email?: string; new_email?: string }): Promise<void> {
+  private async deliver(projectId: string, purpose: Purpose, to: string, makeLink: () => Promise<string>, values: { email?: string; new_email?: string }): Promise<void> {
+    const link = await makeLink();
     const pm = await this.config.mailerFor(projectId);
     if (!pm) return; // no provider: the token exists, nothing is sent (SPEC 4.6 rule 3)
     const rendered = await this.templates.renderFor(projectId, purpose, { link, project_name: await this.projectName(projectId), ...values });
@@ -126,15 +129,20 @@ export class EmailFlowService {
     return db.tx(async (tx) => {
       const t = await this.tokens.consume(tx, token, 'magic_link');
       if (!t) throw invalidToken();
-      return this.users.startSession(tx, await this.users.applyProof(tx, t.userId));
+      return this.users.startSession(tx, await this.users.applyProof(tx, t.userId, { verify: true }));
     });
   }
 
-  /** Sets the new password, marks the address verified and ends every session of the user. */
+  /**
+   * Sets the new password and ends every session of the user. The address is not marked verified
+   * (SPEC 2: only verify/confirm and email-change/confirm set it; CONTRACT adds the magic link).
+   */
   async resetPassword(projectId: string, input: { token: string; password: string }): Promise<{ user: EndUser }> {
     checkPassword(input.password);
-    const hash = await this.hasher.hash(input.password);
     const db = await this.engine.project(projectId);
+    // a cheap look first, so that garbage tokens cost no argon2 work; consuming stays atomic below
+    if (!(await this.tokens.exists(db, input.token, 'password_reset'))) throw invalidToken();
+    const hash = await this.hasher.hash(input.password);
     return db.tx(async (tx) => {
       const t = await this.tokens.consume(tx, input.token, 'password_reset');
       if (!t) throw invalidToken();
@@ -147,7 +155,7 @@ export class EmailFlowService {
     return db.tx(async (tx) => {
       const t = await this.tokens.consume(tx, token, 'email_verification');
       if (!t) throw invalidToken();
-      return { user: await this.users.applyProof(tx, t.userId) };
+      return { user: await this.users.applyProof(tx, t.userId, { verify: true }) };
     });
   }
 
@@ -157,7 +165,7 @@ export class EmailFlowService {
     return db.tx(async (tx) => {
       const t = await this.tokens.consume(tx, token, 'email_change');
       if (!t || t.newEmail === null) throw invalidToken();
-      return { user: await this.users.applyProof(tx, t.userId, { email: t.newEmail }) };
+      return { user: await this.users.applyProof(tx, t.userId, { verify: true, email: t.newEmail }) };
     });
   }
 }

@@ -16,6 +16,21 @@ export const EMAIL_WINDOW_MS = 60 * 60 * 1000;
 export const PER_RECIPIENT = 5;
 export const PER_IP = 20;
 
+/**
+ * The per-IP key: an IPv4 address as is (also when IPv4-mapped), an IPv6 address by its /64, the
+ * smallest block one subscriber usually gets, so rotating addresses inside it does not help.
+ */
+export function ipKey(ip: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
+  if (mapped) return mapped[1]!;
+  if (!ip.includes(':')) return ip;
+  const [head, tail = ''] = ip.toLowerCase().split('::') as [string, string?];
+  const left = head ? head.split(':') : [];
+  const right = tail ? tail.split(':') : [];
+  const groups = ip.includes('::') ? [...left, ...Array(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right] : left;
+  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`;
+}
+
 export class EmailRateLimit {
   constructor(private readonly clock: Clock) {}
 
@@ -25,7 +40,7 @@ export class EmailRateLimit {
     const table = db.t('_bp_email_requests');
     const checks = [
       { scope: 'recipient', subject: subjectDigest('recipient', recipient), limit: PER_RECIPIENT },
-      { scope: 'ip', subject: subjectDigest('ip', ip), limit: PER_IP },
+      { scope: 'ip', subject: subjectDigest('ip', ipKey(ip)), limit: PER_IP },
     ];
     await db.tx(async (tx) => {
       let retryAfterMs = 0;

@@ -153,10 +153,15 @@ export class EndUserService {
     return row ? toUser(row) : undefined;
   }
 
-  /** Marks the email verified and applies the other changes an email flow proved (inside its transaction). */
-  async applyProof(db: Db, userId: number, change: { passwordHash?: string; email?: string } = {}): Promise<EndUser> {
-    const sets = ['email_verified = ?', 'updated_at = ?'];
-    const params: SqlParam[] = [true, this.clock.now().toISOString()];
+  /**
+   * Applies what an email flow proved, inside its transaction: the address verified (`verify`), a
+   * new password (every session ends) or a new email. A new password or email also voids the
+   * user's other outstanding email tokens: a link sent before the change must not undo it.
+   */
+  async applyProof(db: Db, userId: number, change: { verify?: boolean; passwordHash?: string; email?: string }): Promise<EndUser> {
+    const sets = ['updated_at = ?'];
+    const params: SqlParam[] = [this.clock.now().toISOString()];
+    if (change.verify) sets.push('email_verified = ?'), params.push(true);
     if (change.passwordHash !== undefined) sets.push('password_hash = ?'), params.push(change.passwordHash);
     if (change.email !== undefined) sets.push('email = ?'), params.push(change.email);
     try {
@@ -166,6 +171,7 @@ export class EndUserService {
       throw err;
     }
     if (change.passwordHash !== undefined) await db.run(`DELETE FROM ${db.t('_bp_user_sessions')} WHERE user_id = ?`, [userId]);
+    if (change.passwordHash !== undefined || change.email !== undefined) await db.run(`DELETE FROM ${db.t('_bp_email_tokens')} WHERE user_id = ?`, [userId]);
     return this.get(db, userId);
   }
 

@@ -37,6 +37,17 @@ export class PurposeTokens {
     return token;
   }
 
+  /** Whether the token is currently valid for the purpose (a look; consume decides). */
+  async exists(db: Db, token: string, purpose: Purpose): Promise<boolean> {
+    if (!isTokenShaped(token)) return false;
+    const row = await db.get(`SELECT 1 AS one FROM ${db.t('_bp_email_tokens')} WHERE token_hash = ? AND purpose = ? AND expires_at > ?`, [
+      hashToken(token),
+      purpose,
+      this.clock.now().toISOString(),
+    ]);
+    return row !== undefined;
+  }
+
   /** The token's user (and new email), once; null when unknown, used, expired or of another purpose. */
   async consume(db: Db, token: string, purpose: Purpose): Promise<{ userId: number; newEmail: string | null } | null> {
     if (!isTokenShaped(token)) return null;

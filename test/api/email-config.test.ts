@@ -226,7 +226,7 @@ await describeEngines(
       assert.equal(res.status, 502);
       assert.equal(res.body.code, 'email_delivery_failed');
       assert.equal(res.body.details.reason, 'authentication_failed');
-      assert.ok(!res.body.message.includes('wrong password'));
+      assert.ok(!JSON.stringify(res.body).includes('wrong password'));
     });
 
     test('STARTTLS: verified against the host name; a certificate for another name is 502 tls_failed', async () => {
@@ -301,7 +301,7 @@ await describeEngines(
           const bad = await send({ to: 'a@example.com' });
           assert.equal(bad.status, 502);
           assert.equal(bad.body.details.reason, reason);
-          assert.ok(!bad.body.message.includes('re_test_123'));
+          assert.ok(!JSON.stringify(bad.body).includes('re_test_123'));
         } finally {
           api.status = 200;
         }

@@ -133,7 +133,7 @@ await describeEngines(
 
     test('no enumeration: unregistered addresses get the same 200 body, no token is issued and nothing is sent', async () => {
       const f = await fixture(ctx());
-      const { email } = await f.register();
+      const { email, user } = await f.register();
       const ghost = uniqueEmail('ghost');
       for (const path of ['magic-link', 'password/forgot', 'verify/resend']) {
         const known = await f.post(path, { email });
@@ -141,12 +141,14 @@ await describeEngines(
         assert.equal(known.status, 200);
         assert.equal(unknown.status, 200);
         assert.deepEqual(unknown.body, known.body);
-        assert.deepEqual(Object.keys(unknown.headers).filter((h) => !['x-request-id', 'date', 'content-length'].includes(h)).sort(), Object.keys(known.headers).filter((h) => !['x-request-id', 'date', 'content-length'].includes(h)).sort());
+        const comparable = (r: Reply) => Object.entries(r.headers).filter(([h]) => !['x-request-id', 'date'].includes(h)).sort();
+        assert.deepEqual(comparable(unknown), comparable(known));
       }
       assert.equal((await f.mailTo(ghost)).length, 0);
+      // exactly the known user's three tokens exist: none was issued for the unknown address
       const db = await f.t.engine.project(f.pid);
-      const tokens = await db.all<{ user_id: number }>(`SELECT user_id FROM ${db.t('_bp_email_tokens')}`);
-      assert.ok(tokens.length >= 1);
+      const tokens = await db.all<{ user_id: number; purpose: string }>(`SELECT user_id, purpose FROM ${db.t('_bp_email_tokens')} ORDER BY purpose`);
+      assert.deepEqual(tokens.map((r) => [Number(r.user_id), r.purpose]), [[user.id, 'email_verification'], [user.id, 'magic_link'], [user.id, 'password_reset']]);
     });
 
     test('password reset: new password works, old one and every session end; the token is single-use', async () => {
@@ -162,8 +164,54 @@ await describeEngines(
       assert.equal(res.body.user.email, email);
       expectError(await f.t.req('GET', `/${f.pid}/auth/user`, { headers: { 'x-user-token': session! } }), 401);
       expectError(await f.post('login', { email, password: PASSWORD }), 401);
-      assert.equal((await f.post('login', { email, password: 'a brand new password' })).status, 200);
+      const login = await f.post('login', { email, password: 'a brand new password' });
+      assert.equal(login.status, 200);
+      // SPEC 2: only verify/confirm and email-change/confirm (and a magic link) verify the address
+      assert.equal(login.body.user.email_verified, false);
       expectError(await f.post('password/reset', { token, password: 'yet another password' }), 400, 'invalid_token');
+    });
+
+    test('a password reset voids the user\'s other pending email tokens (a stolen session cannot finish an email change)', async () => {
+      const f = await fixture(ctx());
+      const { email, token: session } = await f.register();
+      const attacker = uniqueEmail('attacker');
+      await f.post('email-change/request', { new_email: attacker }, { user: session! });
+      const change = (await f.lastLink(attacker)).token;
+      await f.post('magic-link', { email });
+      const magic = (await f.lastLink(email)).token;
+      await f.post('password/forgot', { email });
+      const reset = (await f.lastLink(email)).token;
+      assert.equal((await f.post('password/reset', { token: reset, password: 'a brand new password' })).status, 200);
+      expectError(await f.post('email-change/confirm', { token: change }), 400, 'invalid_token');
+      expectError(await f.post('magic-link/consume', { token: magic }), 400, 'invalid_token');
+      assert.equal((await f.post('login', { email, password: 'a brand new password' })).body.user.email, email);
+    });
+
+    test('an email change voids the links sent to the old address', async () => {
+      const f = await fixture(ctx());
+      const { email, token: session } = await f.register();
+      await f.post('password/forgot', { email });
+      const reset = (await f.lastLink(email)).token;
+      const next = uniqueEmail('next');
+      await f.post('email-change/request', { new_email: next }, { user: session! });
+      assert.equal((await f.post('email-change/confirm', { token: (await f.lastLink(next)).token })).status, 200);
+      expectError(await f.post('password/reset', { token: reset, password: 'a brand new password' }), 400, 'invalid_token');
+    });
+
+    test('password/reset with a garbage token is refused before any password hashing', async () => {
+      const f = await fixture(ctx());
+      let hashed = 0;
+      const original = f.t.services.hasher.hash.bind(f.t.services.hasher);
+      f.t.services.hasher.hash = async (p: string) => {
+        hashed++;
+        return original(p);
+      };
+      try {
+        for (const token of ['0'.repeat(64), 'zz', 'f'.repeat(64)]) expectError(await f.post('password/reset', { token, password: 'a brand new password' }), 400, 'invalid_token');
+        assert.equal(hashed, 0);
+      } finally {
+        f.t.services.hasher.hash = original;
+      }
     });
 
     test('a newer request replaces the older token of the same purpose', async () => {
@@ -193,7 +241,15 @@ await describeEngines(
         expectError(await f.post('magic-link/consume', { token: bad }), 400, 'invalid_token');
       }
       for (const body of [{}, { token: 5 }, { token: null }, { token, extra: 1 }, { token: 't'.repeat(129) }]) expectError(await f.post('magic-link/consume', body), 422);
-      // still valid after all that, then expired 15 minutes later
+      // a token is valid until its 15 minutes are over
+      await f.post('magic-link', { email });
+      const inside = (await f.lastLink(email)).token;
+      t.clock.advance(15 * MIN - 5000);
+      try {
+        assert.equal((await f.post('magic-link/consume', { token: inside })).status, 200);
+      } finally {
+        t.clock.advance(-(15 * MIN - 5000));
+      }
       await f.post('magic-link', { email });
       const fresh = (await f.lastLink(email)).token;
       t.clock.advance(15 * MIN + 1000);
@@ -245,7 +301,16 @@ await describeEngines(
       } finally {
         t.clock.advance(-(30 * MIN + 1000));
       }
-      assert.ok(session);
+      await f.post('email-change/request', { new_email: newEmail }, { user: login.body.token });
+      const inside = (await f.lastLink(newEmail)).token;
+      t.clock.advance(30 * MIN - 5000);
+      try {
+        assert.equal((await f.post('email-change/confirm', { token: inside })).status, 200);
+      } finally {
+        t.clock.advance(-(30 * MIN - 5000));
+      }
+      // the first session ended with the reset
+      expectError(await f.t.req('GET', `/${f.pid}/auth/user`, { headers: { 'x-user-token': session! } }), 401);
     });
 
     test('verification: resend to an unverified address, confirm marks it verified; nothing is sent once verified', async () => {
@@ -343,6 +408,15 @@ await describeEngines(
       expectError(res, 429);
       assert.ok(Number(res.headers['retry-after']) > 0);
       assert.equal((await f.post('magic-link', { email: uniqueEmail('other-ip') }, { ip: '192.0.2.78' })).status, 200);
+      // an address the client writes in front of the proxy's does not change who it is
+      expectError(await f.post('magic-link', { email: uniqueEmail('spoof') }, { ip: '6.6.6.6, 192.0.2.77' }), 429);
+    });
+
+    test('rate limit: IPv6 clients are counted by their /64', async () => {
+      const f = await fixture(ctx());
+      for (let i = 0; i < 20; i++) assert.equal((await f.post('magic-link', { email: uniqueEmail(`v6-${i}`) }, { ip: `2001:db8:7:7::${(i + 1).toString(16)}` })).status, 200);
+      expectError(await f.post('magic-link', { email: uniqueEmail('v6-over') }, { ip: '2001:db8:7:7:ffff::1' }), 429);
+      assert.equal((await f.post('magic-link', { email: uniqueEmail('v6-other') }, { ip: '2001:db8:7:8::1' })).status, 200);
     });
 
     test('rate limit holds under concurrency: of 12 simultaneous requests for one recipient at most 5 pass', async () => {
@@ -423,6 +497,7 @@ await describeEngines(
       expectError(await f.post('password/reset', { token, password: 'a brand new password' }), 400, 'invalid_token');
     });
   },
-  { EMAIL_ALLOW_PRIVATE_HOSTS: 'true', TRUST_PROXY: 'true' },
+  // one trusted proxy: the client is the last X-Forwarded-For address (the inject socket is the proxy)
+  { EMAIL_ALLOW_PRIVATE_HOSTS: 'true', TRUST_PROXY: '1' },
   { mailers },
 );
