@@ -19,6 +19,7 @@ import { authSettingsRoutes } from './http/routes/auth-settings.ts';
 import { emailConfigRoutes } from './http/routes/email-config.ts';
 import { emailTemplateRoutes } from './http/routes/email-templates.ts';
 import { emailFlowRoutes } from './http/routes/email-flows.ts';
+import { functionRoutes } from './http/routes/functions.ts';
 import { installCors } from './http/cors.ts';
 
 const MAX_JSON_DEPTH = 128;
@@ -133,6 +134,7 @@ export async function buildApp({ config, engine, services, logStream }: AppDeps)
   emailConfigRoutes(app, services.accounts, services.projects, services.emailConfig);
   emailTemplateRoutes(app, services.accounts, services.projects, services.emailTemplates);
   emailFlowRoutes(app, services.projects, services.endUsers, services.emailFlows);
+  functionRoutes(app, services.accounts, services.projects, services.keys, services.endUsers, services.functions);
 
   await app.ready();
   return app;

@@ -8,6 +8,9 @@ import { loadMasterKey, SecretBox } from './lib/secret-box.ts';
 import { readFileSync } from 'node:fs';
 
 const config = loadConfig(process.env);
+// isolated-vm (edge functions) needs it on Node 20+; `npm start` passes it
+if (!process.execArgv.includes('--no-node-snapshot') && !(process.env.NODE_OPTIONS ?? '').includes('--no-node-snapshot'))
+  process.stderr.write(`${JSON.stringify({ level: 'warn', msg: 'node was started without --no-node-snapshot: edge functions may crash the process; use npm start' })}\n`);
 const warn = (msg: string) => process.stderr.write(`${JSON.stringify({ level: 'warn', time: new Date().toISOString(), msg })}\n`);
 // the key comes first: a PostgreSQL deployment without one must not touch its database
 const master = loadMasterKey({ env: config.masterKey, engine: config.databaseUrl ? 'postgres' : 'sqlite', dataDir: config.dataDir, warn });

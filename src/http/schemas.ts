@@ -167,3 +167,9 @@ export const TokenBody = Type.Object({ token: Type.String({ maxLength: 128, desc
 export type TokenBody = Static<typeof TokenBody>;
 export const PasswordResetBody = Type.Object({ token: Type.String({ maxLength: 128 }), password: Password }, strict);
 export type PasswordResetBody = Static<typeof PasswordResetBody>;
+
+export const FunctionDeploy = Type.Object(
+  { code: Type.String({ minLength: 1, maxLength: 262144, description: 'A JavaScript module: export default async (request, context) => response' }) },
+  strict,
+);
+export type FunctionDeploy = Static<typeof FunctionDeploy>;

@@ -17,6 +17,7 @@ import { EmailTemplateService } from './email-templates.ts';
 import { EmailFlowService } from './email-flows.ts';
 import { EmailRateLimit } from './email-rate-limit.ts';
 import { PurposeTokens } from './purpose-tokens.ts';
+import { FunctionService } from './functions.ts';
 import type { SecretBox } from '../lib/secret-box.ts';
 import { systemResolver, type Resolver } from '../lib/net-guard.ts';
 import { emailApiMailer, smtpMailer } from '../email/mailer.ts';
@@ -33,6 +34,7 @@ export interface Services {
   emailConfig: EmailConfigService;
   emailTemplates: EmailTemplateService;
   emailFlows: EmailFlowService;
+  functions: FunctionService;
   throttle: LoginThrottle;
   hasher: PasswordHasher;
 }
@@ -68,6 +70,7 @@ export function buildServices(engine: Engine, config: Config, clock: Clock, opts
   const emailTemplates = new EmailTemplateService(engine, clock);
   const emailConfig = new EmailConfigService(engine, clock, opts.secrets, mailers, config.email.allowPrivateHosts);
   const endUsers = new EndUserService(engine, hasher, clock, throttle, config.tokenTtlMs, (pid) => emailConfig.requiresConfirmation(pid));
+  const rows = new RowService(engine, tables, policies, clock, config.maxRows);
   const projectName = async (pid: string) => (await projects.find(pid))?.name ?? '';
   return {
     hasher,
@@ -78,7 +81,8 @@ export function buildServices(engine: Engine, config: Config, clock: Clock, opts
     keys: new KeyService(engine, clock),
     endUsers,
     policies,
-    rows: new RowService(engine, tables, policies, clock, config.maxRows),
+    rows,
+    functions: new FunctionService(engine, clock, rows, config.functions),
     authSettings,
     emailTemplates,
     emailConfig,

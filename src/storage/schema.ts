@@ -84,5 +84,11 @@ export function projectMigrations(t: Q, y: SchemaTypes): Migration[] {
         `CREATE TABLE ${t('_bp_email_limit_locks')} (subject TEXT PRIMARY KEY)`,
       ],
     },
+    {
+      name: '0004_functions',
+      statements: [
+        `CREATE TABLE ${t('_bp_functions')} (name TEXT PRIMARY KEY, code TEXT NOT NULL, created_at ${y.ts} NOT NULL, updated_at ${y.ts} NOT NULL)`,
+      ],
+    },
   ];
 }

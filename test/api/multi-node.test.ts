@@ -12,7 +12,7 @@ const { engines, skipReason } = await testEngines();
 const SHARED_MASTER_KEY = randomBytes(32).toString('hex');
 
 async function startNode(databaseUrl: string): Promise<{ proc: ChildProcess; base: string }> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const proc = spawn(process.execPath, ['--no-node-snapshot', '--import', 'tsx', 'src/main.ts'], {
     env: { ...process.env, MASTER_KEY: SHARED_MASTER_KEY, DATABASE_URL: databaseUrl, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ARGON2_MEMORY_KIB: '1024', ARGON2_TIME_COST: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -95,7 +95,7 @@ if (engines.includes('postgres')) {
     try {
       const env: Record<string, string | undefined> = { ...process.env, DATABASE_URL: db.url, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent' };
       delete env.MASTER_KEY;
-      const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      const proc = spawn(process.execPath, ['--no-node-snapshot', '--import', 'tsx', 'src/main.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
       let err = '';
       proc.stderr!.on('data', (c: Buffer) => (err += c.toString()));
       const code = await new Promise<number | null>((resolve) => proc.on('exit', resolve));

@@ -1,0 +1,186 @@
+// Runs one edge-function invocation in its own V8 isolate (isolated-vm): no Node.js globals, no
+// require or import, no file system, process or network, a heap limit and a time limit. The only
+// way out is the `context.db` bridge, which the host checks and runs under the caller's policies.
+import ivm from 'isolated-vm';
+
+export type FailureCode = 'function_error' | 'function_timeout' | 'function_out_of_memory' | 'function_invalid_response';
+
+/** An invocation that did not produce a response. */
+export class FunctionFailure extends Error {
+  constructor(
+    readonly code: FailureCode,
+    message: string,
+    readonly detail: string | null = null,
+  ) {
+    super(message);
+  }
+}
+
+/** Code that cannot be deployed: a syntax error, an import, no default-exported function. */
+export class FunctionInvalid extends Error {}
+
+export interface SandboxLimits {
+  memoryMb: number;
+  /** wall-clock budget for the whole invocation, including time spent awaiting the database */
+  timeoutMs: number;
+}
+
+export interface FunctionRequest {
+  method: string;
+  path: string;
+  query: Record<string, string | string[]>;
+  headers: Record<string, string>;
+  body: unknown;
+}
+
+export interface FunctionResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: unknown;
+}
+
+/** The host side of context.db: JSON text in, JSON text out. */
+export type Bridge = (requestJson: string) => Promise<string>;
+
+// Runs before the module, inside an IIFE so that the bridge stays private to it. `__invoke` calls
+// the default export and hands back JSON text, so a result that is not JSON data is reported as
+// such instead of being confused with an error the function threw.
+const PRELUDE = `(() => {
+  const bridge = globalThis.__bridge;
+  delete globalThis.__bridge;
+  const { stringify, parse } = JSON;
+  async function call(op, args) {
+    const out = parse(await bridge.apply(undefined, [stringify({ op, ...args })], { result: { promise: true } }));
+    if (out.error) {
+      const e = new Error(out.error.message);
+      e.code = out.error.code;
+      e.status = out.error.status;
+      e.details = out.error.details;
+      throw e;
+    }
+    return out.data;
+  }
+  const db = Object.freeze({
+    select: (table, query) => call('select', { table, query }),
+    insert: (table, rows, query) => call('insert', { table, body: rows, query }),
+    update: (table, values, query) => call('update', { table, body: values, query }),
+    delete: (table, query) => call('delete', { table, query }),
+  });
+  Object.defineProperty(globalThis, '__invoke', {
+    value: async (fn, request, auth) => {
+      const value = await fn(request, Object.freeze({ auth: auth === null ? null : Object.freeze(auth), db }));
+      if (value === undefined) return '{"kind":"none"}';
+      let text;
+      try {
+        text = stringify(value);
+      } catch (e) {
+        return stringify({ kind: 'invalid', why: String(e && e.message) });
+      }
+      return text === undefined ? '{"kind":"invalid","why":"not JSON data"}' : '{"kind":"value","value":' + text + '}';
+    },
+  });
+})();`;
+
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'content-length', 'te', 'trailer', 'proxy-authenticate', 'proxy-authorization']);
+const TOKEN_RE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/;
+
+function invalidResponse(why: string): FunctionFailure {
+  return new FunctionFailure('function_invalid_response', 'The function returned something that is not a response.', why);
+}
+
+/** `{ status?, headers?, body }` is a response; any other value is a 200 JSON body; nothing is 204. */
+export function shapeResponse(value: unknown): FunctionResponse {
+  if (value === undefined) return { status: 204, headers: {}, body: undefined };
+  const isObj = typeof value === 'object' && value !== null && !Array.isArray(value);
+  const keys = isObj ? Object.keys(value) : [];
+  if (!isObj || !keys.includes('body') || keys.some((k) => k !== 'status' && k !== 'headers' && k !== 'body')) return { status: 200, headers: {}, body: value };
+  const v = value as { status?: unknown; headers?: unknown; body: unknown };
+  const status = v.status ?? 200;
+  if (typeof status !== 'number' || !Number.isInteger(status) || status < 200 || status > 599) throw invalidResponse('status must be an integer from 200 to 599');
+  const headers: Record<string, string> = {};
+  if (v.headers !== undefined) {
+    if (typeof v.headers !== 'object' || v.headers === null || Array.isArray(v.headers)) throw invalidResponse('headers must be an object of strings');
+    for (const [name, val] of Object.entries(v.headers)) {
+      if (!TOKEN_RE.test(name) || typeof val !== 'string' || /[\r\n\0]/.test(val) || val.length > 8192) throw invalidResponse(`header '${name.slice(0, 100)}' is not a valid header`);
+      if (!HOP_BY_HOP.has(name.toLowerCase())) headers[name.toLowerCase()] = val;
+    }
+  }
+  return { status, headers, body: v.body };
+}
+
+function classify(err: unknown, timedOut: boolean): FunctionFailure {
+  if (err instanceof FunctionFailure) return err;
+  const message = err instanceof Error ? err.message : String(err);
+  if (/memory limit/i.test(message)) return new FunctionFailure('function_out_of_memory', 'The function ran out of memory.');
+  if (timedOut || /^Script execution timed out/.test(message)) return new FunctionFailure('function_timeout', 'The function did not finish in time.');
+  return new FunctionFailure('function_error', 'The function threw an error.', message.slice(0, 500));
+}
+
+/** Compiles, links (no imports) and evaluates the module; returns its default-exported function. */
+async function load(isolate: ivm.Isolate, context: ivm.Context, code: string, limits: SandboxLimits): Promise<ivm.Reference> {
+  let mod: ivm.Module;
+  try {
+    mod = await isolate.compileModule(code, { filename: 'function.js' });
+  } catch (err) {
+    throw new FunctionInvalid(`The code does not compile: ${(err as Error).message}`);
+  }
+  try {
+    await mod.instantiate(context, (specifier) => {
+      throw new Error(`Imports are not allowed (import '${specifier.slice(0, 100)}').`);
+    });
+  } catch (err) {
+    throw new FunctionInvalid((err as Error).message);
+  }
+  await mod.evaluate({ timeout: limits.timeoutMs });
+  const fn = await mod.namespace.get('default', { reference: true });
+  if (fn.typeof !== 'function') throw new FunctionInvalid('The module must export a default function: export default async (request, context) => response.');
+  return fn;
+}
+
+/** Deploy-time check: compiles, links and evaluates the module and finds its default function. */
+export async function checkFunctionCode(code: string, limits: SandboxLimits): Promise<void> {
+  const isolate = new ivm.Isolate({ memoryLimit: limits.memoryMb });
+  try {
+    await load(isolate, await isolate.createContext(), code, limits);
+  } catch (err) {
+    if (err instanceof FunctionInvalid) throw err;
+    const f = classify(err, false);
+    throw new FunctionInvalid(`The module failed while loading: ${f.detail ?? f.message}`);
+  } finally {
+    if (!isolate.isDisposed) isolate.dispose();
+  }
+}
+
+export async function runFunction(code: string, request: FunctionRequest, auth: unknown, bridge: Bridge, limits: SandboxLimits): Promise<FunctionResponse> {
+  const isolate = new ivm.Isolate({ memoryLimit: limits.memoryMb });
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    if (!isolate.isDisposed) isolate.dispose();
+  }, limits.timeoutMs);
+  try {
+    const context = await isolate.createContext();
+    await context.global.set('__bridge', new ivm.Reference(async (json: unknown) => (typeof json === 'string' ? bridge(json) : '{"error":{"status":400,"code":"bad_request","message":"invalid call"}}')));
+    await context.eval(PRELUDE, { timeout: limits.timeoutMs });
+    const invoke = await context.global.get('__invoke', { reference: true });
+    let fn: ivm.Reference;
+    try {
+      fn = await load(isolate, context, code, limits);
+    } catch (err) {
+      throw err instanceof FunctionInvalid ? new FunctionFailure('function_error', 'The function cannot be loaded.', err.message) : err;
+    }
+    const text = await invoke.apply(undefined, [fn.derefInto(), new ivm.ExternalCopy(request).copyInto(), new ivm.ExternalCopy(auth).copyInto()], {
+      timeout: limits.timeoutMs,
+      result: { promise: true },
+    });
+    if (timedOut) throw new FunctionFailure('function_timeout', 'The function did not finish in time.');
+    const out = JSON.parse(String(text)) as { kind: 'none' } | { kind: 'invalid'; why: string } | { kind: 'value'; value: unknown };
+    if (out.kind === 'invalid') throw invalidResponse(`the returned value is not JSON data (${out.why.slice(0, 200)})`);
+    return shapeResponse(out.kind === 'none' ? undefined : out.value);
+  } catch (err) {
+    throw classify(err, timedOut);
+  } finally {
+    clearTimeout(timer);
+    if (!isolate.isDisposed) isolate.dispose();
+  }
+}

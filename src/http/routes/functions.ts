@@ -1,0 +1,74 @@
+// Edge functions (CONTRACT §8): deployment by the owner, invocation with a project API key holding
+// the `function` permission (and optionally an end-user token).
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { AccountService } from '../../services/accounts.ts';
+import type { ProjectService } from '../../services/projects.ts';
+import type { KeyService } from '../../services/keys.ts';
+import type { EndUserService } from '../../services/end-users.ts';
+import type { FunctionService } from '../../services/functions.ts';
+import { platformAuth, ownedProject } from '../platform-auth.ts';
+import { apiKeyOf, userToken } from '../data-plane-auth.ts';
+import { forbidden } from '../../errors.ts';
+import * as S from '../schemas.ts';
+
+const security = [{ platformToken: [] }];
+type PN = { Params: { id: string; name: string } };
+// credentials stay with the service: the function learns its caller from context.auth
+const HIDDEN_HEADERS = new Set(['authorization', 'x-user-token', 'cookie']);
+
+export function functionRoutes(app: FastifyInstance, accounts: AccountService, projects: ProjectService, keys: KeyService, users: EndUserService, functions: FunctionService): void {
+  const auth = platformAuth(accounts);
+  const tags = ['edge functions'];
+  const project = ownedProject(projects);
+
+  app.get<{ Params: { id: string } }>('/projects/:id/functions', { schema: { tags, security, summary: 'List deployed functions' }, onRequest: auth }, async (req) =>
+    functions.list((await project(req)).id),
+  );
+
+  app.get<PN>('/projects/:id/functions/:name', { schema: { tags, security, summary: 'Show a function and its code' }, onRequest: auth }, async (req) =>
+    functions.get((await project(req)).id, req.params.name),
+  );
+
+  app.put<PN & { Body: S.FunctionDeploy }>(
+    '/projects/:id/functions/:name',
+    { schema: { tags, security, summary: 'Deploy (create or replace) a function', body: S.FunctionDeploy }, onRequest: auth },
+    async (req, reply) => {
+      const { created, fn } = await functions.deploy((await project(req)).id, req.params.name, req.body.code);
+      return reply.status(created ? 201 : 200).send(fn);
+    },
+  );
+
+  app.delete<PN>('/projects/:id/functions/:name', { schema: { tags, security, summary: 'Delete a function' }, onRequest: auth }, async (req, reply) => {
+    await functions.remove((await project(req)).id, req.params.name);
+    return reply.status(204).send();
+  });
+
+  type Invoke = { Params: { project_id: string; name: string; '*'?: string } };
+  const invoke = async (req: FastifyRequest<Invoke>, reply: import('fastify').FastifyReply) => {
+    const { project_id: projectId, name } = req.params;
+    const key = await apiKeyOf(req, projectId, projects, keys);
+    if (!key.permissions.has('function')) throw forbidden('insufficient_permission', "The API key lacks the 'function' permission.", { permission: 'function' });
+    const found = await users.resolve(projectId, userToken(req));
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(req.headers)) if (!HIDDEN_HEADERS.has(k) && typeof v === 'string') headers[k] = v;
+    const res = await functions.invoke(
+      projectId,
+      name,
+      { method: req.method, path: `/${req.params['*'] ?? ''}`, query: req.query as Record<string, string | string[]>, headers, body: req.body ?? null },
+      key,
+      found ? { id: found.user.id, email: found.user.email, role: found.user.role } : null,
+    );
+    reply.status(res.status).headers(res.headers);
+    if (res.body === undefined || res.status === 204) return reply.send();
+    if (typeof res.body === 'string' && res.headers['content-type']) return reply.send(res.body);
+    return reply.type('application/json; charset=utf-8').send(JSON.stringify(res.body));
+  };
+  for (const url of ['/:project_id/functions/:name', '/:project_id/functions/:name/*']) {
+    app.route<Invoke>({
+      method: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
+      url,
+      schema: { tags, security: [{ apiKey: [] }], summary: 'Invoke a function (API key with the function permission; optional X-User-Token)' },
+      handler: invoke,
+    });
+  }
+}
