@@ -25,7 +25,7 @@ export interface Config {
     /** SMTP_CA_FILE: extra CA certificates (PEM path) trusted for SMTP TLS, e.g. a private relay's CA */
     caFile: string | null;
   };
-  functions: { memoryMb: number; timeoutMs: number };
+  functions: { memoryMb: number; timeoutMs: number; concurrency: number };
   /** MASTER_KEY as given (parsed and checked by loadMasterKey) */
   masterKey: string | undefined;
 }
@@ -88,7 +88,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       timeoutMs: int(env, 'EMAIL_TIMEOUT_MS', 10000, 100, 120000),
       caFile: env.SMTP_CA_FILE && env.SMTP_CA_FILE.length > 0 ? env.SMTP_CA_FILE : null,
     }),
-    functions: Object.freeze({ memoryMb: int(env, 'FUNCTION_MEMORY_MB', 64, 8, 1024), timeoutMs: int(env, 'FUNCTION_TIMEOUT_MS', 5000, 10, 60000) }),
+    functions: Object.freeze({ memoryMb: int(env, 'FUNCTION_MEMORY_MB', 64, 8, 1024), timeoutMs: int(env, 'FUNCTION_TIMEOUT_MS', 5000, 10, 60000), concurrency: int(env, 'FUNCTION_CONCURRENCY', 8, 1, 256) }),
     masterKey: env.MASTER_KEY,
   });
 }

@@ -42,12 +42,53 @@ function queryOf(raw: unknown): URLSearchParams | null {
   return q;
 }
 
+/**
+ * At most `size` invocations run at once per process (each holds an isolate of up to
+ * FUNCTION_MEMORY_MB); the rest wait in line, up to `maxWaitMs`, then get 503 `function_busy`.
+ */
+export class Gate {
+  private running = 0;
+  private readonly waiting: Array<() => void> = [];
+
+  constructor(
+    private readonly size: number,
+    private readonly maxWaitMs: number,
+  ) {}
+
+  async run<T>(job: () => Promise<T>): Promise<T> {
+    if (this.running >= this.size) await this.wait();
+    this.running++;
+    try {
+      return await job();
+    } finally {
+      this.running--;
+      this.waiting.shift()?.();
+    }
+  }
+
+  private wait(): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        const i = this.waiting.indexOf(wake);
+        if (i >= 0) this.waiting.splice(i, 1);
+        reject(new AppError(503, 'function_busy', 'Too many functions are running; try again shortly.', null, null, { 'Retry-After': '1' }));
+      }, this.maxWaitMs);
+      this.waiting.push(wake);
+    });
+  }
+}
+
 export class FunctionService {
   constructor(
     private readonly engine: Engine,
     private readonly clock: Clock,
     private readonly rows: RowService,
     private readonly limits: SandboxLimits,
+    private readonly gate: Gate = new Gate(8, limits.timeoutMs),
   ) {}
 
   async list(projectId: string): Promise<FunctionInfo[]> {
@@ -103,7 +144,7 @@ export class FunctionService {
     const caller: KeyCaller = { keyId: key.keyId, permissions: TABLE_PERMISSIONS };
     const bridge = async (json: string): Promise<string> => JSON.stringify(await this.dbCall(projectId, caller, auth, json));
     try {
-      return await runFunction(fn.code, request, auth, bridge, this.limits);
+      return await this.gate.run(() => runFunction(fn.code, request, auth, bridge, this.limits));
     } catch (err) {
       if (err instanceof FunctionFailure) {
         const status = err.code === 'function_timeout' ? 504 : 500;

@@ -17,7 +17,7 @@ import { EmailTemplateService } from './email-templates.ts';
 import { EmailFlowService } from './email-flows.ts';
 import { EmailRateLimit } from './email-rate-limit.ts';
 import { PurposeTokens } from './purpose-tokens.ts';
-import { FunctionService } from './functions.ts';
+import { FunctionService, Gate } from './functions.ts';
 import type { SecretBox } from '../lib/secret-box.ts';
 import { systemResolver, type Resolver } from '../lib/net-guard.ts';
 import { emailApiMailer, smtpMailer } from '../email/mailer.ts';
@@ -82,7 +82,7 @@ export function buildServices(engine: Engine, config: Config, clock: Clock, opts
     endUsers,
     policies,
     rows,
-    functions: new FunctionService(engine, clock, rows, config.functions),
+    functions: new FunctionService(engine, clock, rows, config.functions, new Gate(config.functions.concurrency, config.functions.timeoutMs)),
     authSettings,
     emailTemplates,
     emailConfig,

@@ -250,3 +250,23 @@ await describeEngines(
   },
   { FUNCTION_TIMEOUT_MS: '1000', FUNCTION_MEMORY_MB: '32' },
 );
+
+test('the invocation gate runs at most N at once, queues the rest, and answers 503 function_busy after the wait', async () => {
+  const { Gate } = await import('../../src/services/functions.ts');
+  const gate = new Gate(2, 150);
+  let running = 0;
+  let peak = 0;
+  const job = (ms: number) => async () => {
+    running++;
+    peak = Math.max(peak, running);
+    await new Promise((r) => setTimeout(r, ms));
+    running--;
+    return ms;
+  };
+  assert.deepEqual(await Promise.all([gate.run(job(30)), gate.run(job(30)), gate.run(job(30)), gate.run(job(30))]), [30, 30, 30, 30]);
+  assert.equal(peak, 2);
+  const slow = [gate.run(job(400)), gate.run(job(400))];
+  await assert.rejects(gate.run(job(1)), (e: any) => e.status === 503 && e.code === 'function_busy' && e.headers['Retry-After'] === '1');
+  await Promise.all(slow);
+  assert.equal(await gate.run(job(1)), 1);
+});
