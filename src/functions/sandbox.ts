@@ -68,15 +68,35 @@ const PRELUDE = `(() => {
   });
   Object.defineProperty(globalThis, '__invoke', {
     value: async (fn, request, auth) => {
-      const value = await fn(request, Object.freeze({ auth: auth === null ? null : Object.freeze(auth), db }));
-      if (value === undefined) return '{"kind":"none"}';
-      let text;
+      let value;
       try {
-        text = stringify(value);
+        value = await fn(request, Object.freeze({ auth: auth === null ? null : Object.freeze(auth), db }));
       } catch (e) {
-        return stringify({ kind: 'invalid', why: String(e && e.message) });
+        // read the thrown value here, under the isolate's limits, never in the host
+        let message;
+        try {
+          message = e instanceof Error ? String(e.message) : typeof e === 'string' ? e : String(stringify(e));
+        } catch {
+          message = 'a value that cannot be printed was thrown';
+        }
+        return stringify({ kind: 'error', message: message.slice(0, 500) });
       }
-      return text === undefined ? '{"kind":"invalid","why":"not JSON data"}' : '{"kind":"value","value":' + text + '}';
+      if (value === undefined) return '{"kind":"none"}';
+      try {
+        if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+          const keys = Object.keys(value);
+          if (keys.includes('body') && keys.every((k) => k === 'status' || k === 'headers' || k === 'body')) {
+            const status = value.status === undefined ? 200 : value.status;
+            return stringify({ kind: 'response', status: typeof status === 'number' && !Number.isFinite(status) ? null : status, headers: value.headers, hasBody: value.body !== undefined, body: value.body });
+          }
+        }
+        const text = stringify(value);
+        return text === undefined ? '{"kind":"invalid","why":"not JSON data"}' : '{"kind":"value","value":' + text + '}';
+      } catch (e) {
+        let why;
+        try { why = String(e && e.message); } catch { why = 'not JSON data'; }
+        return stringify({ kind: 'invalid', why: why.slice(0, 200) });
+      }
     },
   });
 })();`;
@@ -108,11 +128,15 @@ export function shapeResponse(value: unknown): FunctionResponse {
   return { status, headers, body: v.body };
 }
 
-function classify(err: unknown, timedOut: boolean): FunctionFailure {
+/**
+ * What went wrong, judged from the sandbox's own state, never from the error text (a function can
+ * throw any message): past the deadline is a timeout; an isolate disposed before it is the heap limit.
+ */
+function classify(err: unknown, timedOut: boolean, disposed: boolean): FunctionFailure {
   if (err instanceof FunctionFailure) return err;
+  if (timedOut) return new FunctionFailure('function_timeout', 'The function did not finish in time.');
+  if (disposed) return new FunctionFailure('function_out_of_memory', 'The function ran out of memory.');
   const message = err instanceof Error ? err.message : String(err);
-  if (/memory limit/i.test(message)) return new FunctionFailure('function_out_of_memory', 'The function ran out of memory.');
-  if (timedOut || /^Script execution timed out/.test(message)) return new FunctionFailure('function_timeout', 'The function did not finish in time.');
   return new FunctionFailure('function_error', 'The function threw an error.', message.slice(0, 500));
 }
 
@@ -122,14 +146,14 @@ async function load(isolate: ivm.Isolate, context: ivm.Context, code: string, li
   try {
     mod = await isolate.compileModule(code, { filename: 'function.js' });
   } catch (err) {
-    throw new FunctionInvalid(`The code does not compile: ${(err as Error).message}`);
+    throw new FunctionInvalid(`The code does not compile: ${(err as Error).message}`.slice(0, 1000));
   }
   try {
     await mod.instantiate(context, (specifier) => {
       throw new Error(`Imports are not allowed (import '${specifier.slice(0, 100)}').`);
     });
   } catch (err) {
-    throw new FunctionInvalid((err as Error).message);
+    throw new FunctionInvalid((err as Error).message.slice(0, 1000));
   }
   await mod.evaluate({ timeout: limits.timeoutMs });
   const fn = await mod.namespace.get('default', { reference: true });
@@ -144,8 +168,8 @@ export async function checkFunctionCode(code: string, limits: SandboxLimits): Pr
     await load(isolate, await isolate.createContext(), code, limits);
   } catch (err) {
     if (err instanceof FunctionInvalid) throw err;
-    const f = classify(err, false);
-    throw new FunctionInvalid(`The module failed while loading: ${f.detail ?? f.message}`);
+    const f = classify(err, false, isolate.isDisposed);
+    throw new FunctionInvalid(`The module failed while loading: ${f.detail ?? f.message}`.slice(0, 1000));
   } finally {
     if (!isolate.isDisposed) isolate.dispose();
   }
@@ -153,11 +177,13 @@ export async function checkFunctionCode(code: string, limits: SandboxLimits): Pr
 
 export async function runFunction(code: string, request: FunctionRequest, auth: unknown, bridge: Bridge, limits: SandboxLimits): Promise<FunctionResponse> {
   const isolate = new ivm.Isolate({ memoryLimit: limits.memoryMb });
+  const started = Date.now();
   let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;
     if (!isolate.isDisposed) isolate.dispose();
   }, limits.timeoutMs);
+  const late = () => timedOut || Date.now() - started >= limits.timeoutMs;
   try {
     const context = await isolate.createContext();
     await context.global.set('__bridge', new ivm.Reference(async (json: unknown) => (typeof json === 'string' ? bridge(json) : '{"error":{"status":400,"code":"bad_request","message":"invalid call"}}')));
@@ -167,20 +193,42 @@ export async function runFunction(code: string, request: FunctionRequest, auth: 
     try {
       fn = await load(isolate, context, code, limits);
     } catch (err) {
-      throw err instanceof FunctionInvalid ? new FunctionFailure('function_error', 'The function cannot be loaded.', err.message) : err;
+      throw err instanceof FunctionInvalid ? new FunctionFailure('function_error', 'The function cannot be loaded.', err.message.slice(0, 500)) : err;
     }
     const text = await invoke.apply(undefined, [fn.derefInto(), new ivm.ExternalCopy(request).copyInto(), new ivm.ExternalCopy(auth).copyInto()], {
       timeout: limits.timeoutMs,
       result: { promise: true },
     });
     if (timedOut) throw new FunctionFailure('function_timeout', 'The function did not finish in time.');
-    const out = JSON.parse(String(text)) as { kind: 'none' } | { kind: 'invalid'; why: string } | { kind: 'value'; value: unknown };
-    if (out.kind === 'invalid') throw invalidResponse(`the returned value is not JSON data (${out.why.slice(0, 200)})`);
-    return shapeResponse(out.kind === 'none' ? undefined : out.value);
+    return fromInvoke(JSON.parse(String(text)));
   } catch (err) {
-    throw classify(err, timedOut);
+    throw classify(err, late(), isolate.isDisposed);
   } finally {
     clearTimeout(timer);
     if (!isolate.isDisposed) isolate.dispose();
+  }
+}
+
+type Invoked =
+  | { kind: 'none' }
+  | { kind: 'error'; message: string }
+  | { kind: 'invalid'; why: string }
+  | { kind: 'value'; value: unknown }
+  | { kind: 'response'; status: unknown; headers: unknown; hasBody: boolean; body: unknown };
+
+function fromInvoke(out: Invoked): FunctionResponse {
+  switch (out.kind) {
+    case 'none':
+      return { status: 204, headers: {}, body: undefined };
+    case 'error':
+      throw new FunctionFailure('function_error', 'The function threw an error.', out.message.slice(0, 500));
+    case 'invalid':
+      throw invalidResponse(`the returned value is not JSON data (${out.why.slice(0, 200)})`);
+    case 'value':
+      return { status: 200, headers: {}, body: out.value };
+    case 'response': {
+      const shaped = shapeResponse({ status: out.status === null ? 'invalid' : out.status, ...(out.headers === undefined ? {} : { headers: out.headers }), body: null });
+      return { ...shaped, body: out.hasBody ? out.body : undefined };
+    }
   }
 }

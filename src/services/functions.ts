@@ -8,7 +8,8 @@ import type { KeyCaller, Permission } from './keys.ts';
 import type { RestRequest, RowService } from './rows/rows.ts';
 import { AppError, invalid, notFound } from '../errors.ts';
 import { NAME_RE } from '../lib/validate.ts';
-import { checkFunctionCode, FunctionFailure, FunctionInvalid, runFunction, type FunctionRequest, type FunctionResponse, type SandboxLimits } from '../functions/sandbox.ts';
+import { FunctionFailure, FunctionInvalid, type FunctionRequest, type FunctionResponse } from '../functions/sandbox.ts';
+import type { SandboxPool } from '../functions/pool.ts';
 
 export const CODE_MAX_BYTES = 256 * 1024;
 
@@ -42,54 +43,18 @@ function queryOf(raw: unknown): URLSearchParams | null {
   return q;
 }
 
-/**
- * At most `size` invocations run at once per process (each holds an isolate of up to
- * FUNCTION_MEMORY_MB); the rest wait in line, up to `maxWaitMs`, then get 503 `function_busy`.
- */
-export class Gate {
-  private running = 0;
-  private readonly waiting: Array<() => void> = [];
-
-  constructor(
-    private readonly size: number,
-    private readonly maxWaitMs: number,
-  ) {}
-
-  async run<T>(job: () => Promise<T>): Promise<T> {
-    if (this.running >= this.size) await this.wait();
-    this.running++;
-    try {
-      return await job();
-    } finally {
-      this.running--;
-      this.waiting.shift()?.();
-    }
-  }
-
-  private wait(): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      const wake = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-      const timer = setTimeout(() => {
-        const i = this.waiting.indexOf(wake);
-        if (i >= 0) this.waiting.splice(i, 1);
-        reject(new AppError(503, 'function_busy', 'Too many functions are running; try again shortly.', null, null, { 'Retry-After': '1' }));
-      }, this.maxWaitMs);
-      this.waiting.push(wake);
-    });
-  }
-}
-
 export class FunctionService {
   constructor(
     private readonly engine: Engine,
     private readonly clock: Clock,
     private readonly rows: RowService,
-    private readonly limits: SandboxLimits,
-    private readonly gate: Gate = new Gate(8, limits.timeoutMs),
+    private readonly pool: SandboxPool,
   ) {}
+
+  /** Stops the sandbox processes. */
+  close(): Promise<void> {
+    return this.pool.close();
+  }
 
   async list(projectId: string): Promise<FunctionInfo[]> {
     const db = await this.engine.project(projectId);
@@ -116,9 +81,10 @@ export class FunctionService {
     if (Buffer.byteLength(code) > CODE_MAX_BYTES) throw invalid('code', 'too_long', `The code must be at most ${CODE_MAX_BYTES} bytes.`);
     if (code.trim() === '') throw invalid('code', 'empty', 'The code must not be empty.');
     try {
-      await checkFunctionCode(code, this.limits);
+      await this.pool.check(code);
     } catch (err) {
       if (err instanceof FunctionInvalid) throw new AppError(422, 'invalid_function', err.message.slice(0, 1000), { field: 'code', reason: 'invalid_function' });
+      if (err instanceof FunctionFailure) throw new AppError(422, 'invalid_function', `The module failed while loading: ${err.message}`, { field: 'code', reason: err.code });
       throw err;
     }
     const db = await this.engine.project(projectId);
@@ -144,7 +110,7 @@ export class FunctionService {
     const caller: KeyCaller = { keyId: key.keyId, permissions: TABLE_PERMISSIONS };
     const bridge = async (json: string): Promise<string> => JSON.stringify(await this.dbCall(projectId, caller, auth, json));
     try {
-      return await this.gate.run(() => runFunction(fn.code, request, auth, bridge, this.limits));
+      return await this.pool.run(fn.code, request, auth, bridge);
     } catch (err) {
       if (err instanceof FunctionFailure) {
         const status = err.code === 'function_timeout' ? 504 : 500;

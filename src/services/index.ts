@@ -17,7 +17,8 @@ import { EmailTemplateService } from './email-templates.ts';
 import { EmailFlowService } from './email-flows.ts';
 import { EmailRateLimit } from './email-rate-limit.ts';
 import { PurposeTokens } from './purpose-tokens.ts';
-import { FunctionService, Gate } from './functions.ts';
+import { FunctionService } from './functions.ts';
+import { SandboxPool } from '../functions/pool.ts';
 import type { SecretBox } from '../lib/secret-box.ts';
 import { systemResolver, type Resolver } from '../lib/net-guard.ts';
 import { emailApiMailer, smtpMailer } from '../email/mailer.ts';
@@ -82,7 +83,7 @@ export function buildServices(engine: Engine, config: Config, clock: Clock, opts
     endUsers,
     policies,
     rows,
-    functions: new FunctionService(engine, clock, rows, config.functions, new Gate(config.functions.concurrency, config.functions.timeoutMs)),
+    functions: new FunctionService(engine, clock, rows, new SandboxPool({ memoryMb: config.functions.memoryMb, timeoutMs: config.functions.timeoutMs }, config.functions.concurrency)),
     authSettings,
     emailTemplates,
     emailConfig,

@@ -252,7 +252,7 @@ await describeEngines(
 );
 
 test('the invocation gate runs at most N at once, queues the rest, and answers 503 function_busy after the wait', async () => {
-  const { Gate } = await import('../../src/services/functions.ts');
+  const { Gate } = await import('../../src/functions/pool.ts');
   const gate = new Gate(2, 150);
   let running = 0;
   let peak = 0;

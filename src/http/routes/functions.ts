@@ -20,6 +20,7 @@ export function functionRoutes(app: FastifyInstance, accounts: AccountService, p
   const auth = platformAuth(accounts);
   const tags = ['edge functions'];
   const project = ownedProject(projects);
+  app.addHook('onClose', () => functions.close());
 
   app.get<{ Params: { id: string } }>('/projects/:id/functions', { schema: { tags, security, summary: 'List deployed functions' }, onRequest: auth }, async (req) =>
     functions.list((await project(req)).id),

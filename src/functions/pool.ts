@@ -1,0 +1,187 @@
+// Sandbox processes for edge functions. Each process runs one invocation at a time; at most `size`
+// run at once and the rest wait in line (up to `maxWaitMs`, then 503 `function_busy`). A process
+// that dies (V8 abort, memory watchdog) or overruns its deadline is killed and replaced, and only
+// the invocation it was running fails.
+import { fork, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { AppError } from '../errors.ts';
+import { FunctionFailure, FunctionInvalid, type Bridge, type FailureCode, type FunctionRequest, type FunctionResponse, type SandboxLimits } from './sandbox.ts';
+import { RSS_EXIT_CODE, type FromWorker, type ToWorker } from './protocol.ts';
+
+const WORKER = fileURLToPath(new URL('./worker-main.ts', import.meta.url));
+// beyond the sandbox's own deadline, how long a process may stay silent before it is killed
+const KILL_GRACE_MS = 1000;
+
+/** At most `size` jobs at once; the rest wait up to `maxWaitMs`. */
+export class Gate {
+  private running = 0;
+  private readonly waiting: Array<() => void> = [];
+
+  constructor(
+    private readonly size: number,
+    private readonly maxWaitMs: number,
+  ) {}
+
+  async run<T>(job: () => Promise<T>): Promise<T> {
+    if (this.running >= this.size) await this.wait();
+    this.running++;
+    try {
+      return await job();
+    } finally {
+      this.running--;
+      this.waiting.shift()?.();
+    }
+  }
+
+  private wait(): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        const i = this.waiting.indexOf(wake);
+        if (i >= 0) this.waiting.splice(i, 1);
+        reject(new AppError(503, 'function_busy', 'Too many functions are running; try again shortly.', null, null, { 'Retry-After': '1' }));
+      }, this.maxWaitMs);
+      this.waiting.push(wake);
+    });
+  }
+}
+
+interface Job {
+  id: number;
+  message: ToWorker;
+  bridge: Bridge | null;
+  resolve(value: unknown): void;
+  reject(err: unknown): void;
+}
+
+class Worker {
+  readonly proc: ChildProcess;
+  private readonly ready: Promise<void>;
+  job: Job | null = null;
+  dead = false;
+  private memoryExceeded = false;
+
+  constructor(onExit: (w: Worker) => void) {
+    this.proc = fork(WORKER, [], { execArgv: ['--no-node-snapshot', '--import', 'tsx'], serialization: 'advanced', stdio: ['ignore', 'ignore', 'ignore', 'ipc'] });
+    this.ready = new Promise<void>((resolve, reject) => {
+      this.proc.once('message', () => resolve());
+      this.proc.once('error', reject);
+    });
+    this.proc.on('message', (m: FromWorker) => this.onMessage(m));
+    this.proc.on('exit', (code, signal) => {
+      this.dead = true;
+      const job = this.job;
+      this.job = null;
+      if (job) job.reject(this.memoryExceeded ? exitFailure(RSS_EXIT_CODE, null) : exitFailure(code, signal));
+      onExit(this);
+    });
+  }
+
+  async run(job: Job, deadlineMs: number): Promise<unknown> {
+    await this.ready;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        if (this.job === current) this.kill();
+      }, deadlineMs);
+      const current: Job = {
+        ...job,
+        resolve: (v) => {
+          clearTimeout(timer);
+          resolve(v);
+        },
+        reject: (e) => {
+          clearTimeout(timer);
+          reject(e);
+        },
+      };
+      this.job = current;
+      this.proc.send(job.message);
+    });
+  }
+
+  kill(): void {
+    if (!this.dead) this.proc.kill('SIGKILL');
+  }
+
+  private onMessage(m: FromWorker): void {
+    if (m.type === 'memory_exceeded') {
+      this.memoryExceeded = true;
+      return;
+    }
+    const job = this.job;
+    if (m.type === 'ready' || !job || m.id !== job.id) return;
+    if (m.type === 'db') {
+      void (job.bridge ? job.bridge(m.json) : Promise.resolve('{"error":{"status":400,"code":"bad_request","message":"no database here"}}')).then((json) => {
+        if (!this.dead) this.proc.send({ type: 'db-reply', callId: m.callId, json } satisfies ToWorker);
+      });
+      return;
+    }
+    this.job = null;
+    if (m.ok) job.resolve(m.response);
+    else if (m.failure.kind === 'invalid') job.reject(new FunctionInvalid(m.failure.message));
+    else job.reject(new FunctionFailure(m.failure.code as FailureCode, m.failure.message, m.failure.detail ?? null));
+  }
+}
+
+function exitFailure(code: number | null, signal: NodeJS.Signals | null): FunctionFailure {
+  if (signal === 'SIGKILL') return new FunctionFailure('function_timeout', 'The function did not finish in time.');
+  if (code === RSS_EXIT_CODE || signal === 'SIGABRT' || code === 134) return new FunctionFailure('function_out_of_memory', 'The function ran out of memory.');
+  return new FunctionFailure('function_error', 'The function crashed its sandbox.');
+}
+
+export class SandboxPool {
+  private readonly idle: Worker[] = [];
+  private readonly all = new Set<Worker>();
+  private readonly gate: Gate;
+  private nextId = 0;
+  private closed = false;
+
+  constructor(
+    private readonly limits: SandboxLimits,
+    size: number,
+  ) {
+    this.gate = new Gate(size, limits.timeoutMs);
+  }
+
+  run(code: string, request: FunctionRequest, auth: unknown, bridge: Bridge): Promise<FunctionResponse> {
+    return this.submit({ type: 'run', id: 0, code, request, auth, limits: this.limits }, bridge) as Promise<FunctionResponse>;
+  }
+
+  async check(code: string): Promise<void> {
+    await this.submit({ type: 'check', id: 0, code, limits: this.limits }, null);
+  }
+
+  private submit(message: Exclude<ToWorker, { type: 'db-reply' }>, bridge: Bridge | null): Promise<unknown> {
+    return this.gate.run(async () => {
+      if (this.closed) throw new AppError(503, 'function_busy', 'The service is shutting down.');
+      const worker = this.idle.pop() ?? this.spawn();
+      const id = ++this.nextId;
+      try {
+        return await worker.run({ id, message: { ...message, id }, bridge, resolve: () => undefined, reject: () => undefined }, this.limits.timeoutMs + KILL_GRACE_MS);
+      } finally {
+        if (!worker.dead && !this.closed) this.idle.push(worker);
+      }
+    });
+  }
+
+  private spawn(): Worker {
+    const w = new Worker((dead) => {
+      this.all.delete(dead);
+      const i = this.idle.indexOf(dead);
+      if (i >= 0) this.idle.splice(i, 1);
+    });
+    this.all.add(w);
+    return w;
+  }
+
+  /** Kills every sandbox process (the service is stopping). */
+  async close(): Promise<void> {
+    this.closed = true;
+    const exits = [...this.all].map((w) => new Promise<void>((resolve) => (w.dead ? resolve() : w.proc.once('exit', () => resolve()))));
+    for (const w of this.all) w.kill();
+    await Promise.all(exits);
+  }
+}

@@ -1,0 +1,17 @@
+// Messages between the service and its sandbox processes (pool.ts <-> worker-main.ts).
+import type { FunctionRequest, SandboxLimits } from './sandbox.ts';
+
+export type ToWorker =
+  | { type: 'run'; id: number; code: string; request: FunctionRequest; auth: unknown; limits: SandboxLimits }
+  | { type: 'check'; id: number; code: string; limits: SandboxLimits }
+  | { type: 'db-reply'; callId: number; json: string };
+
+export type FromWorker =
+  | { type: 'ready' }
+  | { type: 'memory_exceeded' }
+  | { type: 'db'; id: number; callId: number; json: string }
+  | { type: 'done'; id: number; ok: true; response?: unknown }
+  | { type: 'done'; id: number; ok: false; failure: { kind: 'failure' | 'invalid'; code?: string; message: string; detail?: string | null } };
+
+/** exit code when the process outgrows its memory budget (memory outside the V8 heap, e.g. WebAssembly) */
+export const RSS_EXIT_CODE = 99;

@@ -1,0 +1,56 @@
+// A sandbox process: runs one function invocation at a time for the parent (pool.ts). V8 can abort
+// a whole process on some out-of-memory paths and a hostile thrown value can wedge a thread, so
+// isolates live here, where the parent can kill and replace the process without losing the service.
+import { checkFunctionCode, FunctionFailure, FunctionInvalid, runFunction } from './sandbox.ts';
+
+import { RSS_EXIT_CODE, type FromWorker, type ToWorker } from './protocol.ts';
+
+const send = (m: FromWorker) => process.send!(m);
+const pendingCalls = new Map<number, (json: string) => void>();
+let nextCall = 0;
+const baseline = process.memoryUsage().rss;
+let rssLimit = Number.POSITIVE_INFINITY;
+
+// memory the heap limit does not see (WebAssembly memories, external buffers) is bounded here
+// (the parent is told first: exiting with isolate threads still running may end in a signal)
+let exiting = false;
+setInterval(() => {
+  if (exiting || process.memoryUsage().rss <= rssLimit) return;
+  exiting = true;
+  process.send!({ type: 'memory_exceeded' } satisfies FromWorker, () => process.exit(RSS_EXIT_CODE));
+}, 25).unref();
+
+process.on('disconnect', () => process.exit(0));
+process.on('message', (m: ToWorker) => {
+  if (m.type === 'db-reply') {
+    pendingCalls.get(m.callId)?.(m.json);
+    pendingCalls.delete(m.callId);
+    return;
+  }
+  rssLimit = baseline + m.limits.memoryMb * 3 * 1024 * 1024 + 64 * 1024 * 1024;
+  void handle(m);
+});
+
+async function handle(m: Exclude<ToWorker, { type: 'db-reply' }>): Promise<void> {
+  try {
+    if (m.type === 'check') {
+      await checkFunctionCode(m.code, m.limits);
+      send({ type: 'done', id: m.id, ok: true });
+      return;
+    }
+    const bridge = (json: string) =>
+      new Promise<string>((resolve) => {
+        const callId = ++nextCall;
+        pendingCalls.set(callId, resolve);
+        send({ type: 'db', id: m.id, callId, json });
+      });
+    const response = await runFunction(m.code, m.request, m.auth, bridge, m.limits);
+    send({ type: 'done', id: m.id, ok: true, response });
+  } catch (err) {
+    if (err instanceof FunctionFailure) send({ type: 'done', id: m.id, ok: false, failure: { kind: 'failure', code: err.code, message: err.message, detail: err.detail } });
+    else if (err instanceof FunctionInvalid) send({ type: 'done', id: m.id, ok: false, failure: { kind: 'invalid', message: err.message } });
+    else send({ type: 'done', id: m.id, ok: false, failure: { kind: 'failure', code: 'function_error', message: 'The function failed.', detail: String((err as Error)?.message ?? err).slice(0, 500) } });
+  }
+}
+
+send({ type: 'ready' });
