@@ -93,6 +93,26 @@ export const scenarios: Scenario[] = [
       };
     },
   },
+  {
+    // a fresh isolate per call in a sandbox process, one context.db read under RLS
+    name: 'POST /{project}/functions/{name} (one db read)',
+    concurrency: 8,
+    async setup(base) {
+      const p = await rlsProject(base);
+      const { token } = p;
+      const headers = { authorization: `Bearer ${token}` };
+      await json(base, 'PUT', `/projects/${p.pid}/functions/recent`, {
+        code: "export default async (request, { db }) => ({ body: await db.select('items', { select: 'id,title', order: 'id.desc', limit: '5' }) });",
+      }, headers);
+      const key = await json(base, 'POST', `/projects/${p.pid}/keys`, { name: 'fn', permissions: ['function'] }, headers);
+      const callHeaders = { authorization: `Bearer ${key.key}`, 'x-user-token': p.userToken, 'content-type': 'application/json' };
+      return async () => {
+        const res = await fetch(`${base}/${p.pid}/functions/recent`, { method: 'POST', headers: callHeaders, body: '{}' });
+        await res.arrayBuffer();
+        return res.status === 200;
+      };
+    },
+  },
 ];
 
 /** A project with table `items` (created_by indexed, default $auth.id), an ALL policy
@@ -111,5 +131,5 @@ async function rlsProject(base: string) {
   await json(base, 'POST', `/projects/${project.id}/tables/${table.id}/rls-policies`, { name: 'own rows', operation: 'ALL', expression: 'created_by = $auth.id' }, headers);
   const key = await json(base, 'POST', `/projects/${project.id}/keys`, { name: 'bench', permissions: ['select', 'insert'] }, headers);
   const user = await json(base, 'POST', `/${project.id}/auth/register`, { email: 'bench-user@example.com', password: 'bench password' });
-  return { pid: project.id as string, key: key.key as string, userToken: user.token as string, userId: user.user.id as number };
+  return { pid: project.id as string, token, key: key.key as string, userToken: user.token as string, userId: user.user.id as number };
 }
