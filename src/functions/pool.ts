@@ -11,6 +11,12 @@ import { RSS_EXIT_CODE, type FromWorker, type ToWorker } from './protocol.ts';
 const WORKER = fileURLToPath(new URL('./worker-main.ts', import.meta.url));
 // beyond the sandbox's own deadline, how long a process may stay silent before it is killed
 const KILL_GRACE_MS = 1000;
+/** context.db calls of one invocation: at once, in all, and the size of one call */
+export const DB_CALLS_IN_FLIGHT = 8;
+export const DB_CALLS_TOTAL = 1000;
+export const DB_CALL_MAX_BYTES = 1024 * 1024;
+
+const callError = (status: number, code: string, message: string) => JSON.stringify({ error: { status, code, message, details: null } });
 
 /** At most `size` jobs at once; the rest wait up to `maxWaitMs`. */
 export class Gate {
@@ -55,6 +61,8 @@ interface Job {
   bridge: Bridge | null;
   resolve(value: unknown): void;
   reject(err: unknown): void;
+  inFlight?: number;
+  calls?: number;
 }
 
 class Worker {
@@ -68,8 +76,11 @@ class Worker {
     this.proc = fork(WORKER, [], { execArgv: ['--no-node-snapshot', '--import', 'tsx'], serialization: 'advanced', stdio: ['ignore', 'ignore', 'ignore', 'ipc'] });
     this.ready = new Promise<void>((resolve, reject) => {
       this.proc.once('message', () => resolve());
-      this.proc.once('error', reject);
+      this.proc.once('exit', () => reject(new FunctionFailure('function_error', 'The sandbox process could not start.')));
     });
+    this.ready.catch(() => undefined);
+    // a process that died may still be written to (a late db reply): its EPIPE is not the service's problem
+    this.proc.on('error', () => undefined);
     this.proc.on('message', (m: FromWorker) => this.onMessage(m));
     this.proc.on('exit', (code, signal) => {
       this.dead = true;
@@ -81,13 +92,21 @@ class Worker {
   }
 
   async run(job: Job, deadlineMs: number): Promise<unknown> {
-    await this.ready;
+    // the deadline covers the start-up too: a process that never becomes ready is killed
+    const startBy = setTimeout(() => this.kill(), deadlineMs + 5000);
+    try {
+      await this.ready;
+    } finally {
+      clearTimeout(startBy);
+    }
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         if (this.job === current) this.kill();
       }, deadlineMs);
       const current: Job = {
         ...job,
+        inFlight: 0,
+        calls: 0,
         resolve: (v) => {
           clearTimeout(timer);
           resolve(v);
@@ -98,8 +117,12 @@ class Worker {
         },
       };
       this.job = current;
-      this.proc.send(job.message);
+      this.send(job.message);
     });
+  }
+
+  private send(m: ToWorker): void {
+    if (!this.dead && this.proc.connected) this.proc.send(m, (err) => void err);
   }
 
   kill(): void {
@@ -114,9 +137,23 @@ class Worker {
     const job = this.job;
     if (m.type === 'ready' || !job || m.id !== job.id) return;
     if (m.type === 'db') {
-      void (job.bridge ? job.bridge(m.json) : Promise.resolve('{"error":{"status":400,"code":"bad_request","message":"no database here"}}')).then((json) => {
-        if (!this.dead) this.proc.send({ type: 'db-reply', callId: m.callId, json } satisfies ToWorker);
-      });
+      const reply = (json: string) => {
+        // only the job that asked gets an answer; a finished job's late calls are dropped
+        if (this.job === job) this.send({ type: 'db-reply', callId: m.callId, json });
+      };
+      if (!job.bridge) return reply(callError(400, 'bad_request', 'There is no database here.'));
+      if (job.calls! >= DB_CALLS_TOTAL) return reply(callError(429, 'too_many_calls', `A function may make at most ${DB_CALLS_TOTAL} context.db calls.`));
+      if (job.inFlight! >= DB_CALLS_IN_FLIGHT) return reply(callError(429, 'too_many_calls', `At most ${DB_CALLS_IN_FLIGHT} context.db calls may run at once; await them.`));
+      if (Buffer.byteLength(m.json) > DB_CALL_MAX_BYTES) return reply(callError(413, 'payload_too_large', 'A context.db call is larger than 1 MiB.'));
+      job.calls!++;
+      job.inFlight!++;
+      job
+        .bridge(m.json)
+        .catch(() => callError(500, 'internal_error', 'The database call failed.'))
+        .then((json) => {
+          job.inFlight!--;
+          reply(json);
+        });
       return;
     }
     this.job = null;

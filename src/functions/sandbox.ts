@@ -3,7 +3,10 @@
 // way out is the `context.db` bridge, which the host checks and runs under the caller's policies.
 import ivm from 'isolated-vm';
 
-export type FailureCode = 'function_error' | 'function_timeout' | 'function_out_of_memory' | 'function_invalid_response';
+export type FailureCode = 'function_error' | 'function_timeout' | 'function_out_of_memory' | 'function_invalid_response' | 'function_response_too_large';
+
+/** the largest response a function may return (its JSON text) */
+export const RESPONSE_MAX_BYTES = 4 * 1024 * 1024;
 
 /** An invocation that did not produce a response. */
 export class FunctionFailure extends Error {
@@ -101,7 +104,10 @@ const PRELUDE = `(() => {
   });
 })();`;
 
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'content-length', 'te', 'trailer', 'proxy-authenticate', 'proxy-authorization']);
+// hop-by-hop headers belong to the connection; cookies and CORS belong to the service's origin,
+// which every project shares, so no project may set them
+const DROPPED = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'content-length', 'te', 'trailer', 'proxy-authenticate', 'proxy-authorization', 'set-cookie', 'set-cookie2']);
+const HEADER_VALUE_RE = /^[\t\x20-\x7e\x80-\xff]*$/;
 const TOKEN_RE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/;
 
 function invalidResponse(why: string): FunctionFailure {
@@ -121,8 +127,9 @@ export function shapeResponse(value: unknown): FunctionResponse {
   if (v.headers !== undefined) {
     if (typeof v.headers !== 'object' || v.headers === null || Array.isArray(v.headers)) throw invalidResponse('headers must be an object of strings');
     for (const [name, val] of Object.entries(v.headers)) {
-      if (!TOKEN_RE.test(name) || typeof val !== 'string' || /[\r\n\0]/.test(val) || val.length > 8192) throw invalidResponse(`header '${name.slice(0, 100)}' is not a valid header`);
-      if (!HOP_BY_HOP.has(name.toLowerCase())) headers[name.toLowerCase()] = val;
+      if (!TOKEN_RE.test(name) || typeof val !== 'string' || !HEADER_VALUE_RE.test(val) || val.length > 8192) throw invalidResponse(`header '${name.slice(0, 100)}' is not a valid header`);
+      const lower = name.toLowerCase();
+      if (!DROPPED.has(lower) && !lower.startsWith('access-control-')) headers[lower] = val;
     }
   }
   return { status, headers, body: v.body };
@@ -200,7 +207,9 @@ export async function runFunction(code: string, request: FunctionRequest, auth: 
       result: { promise: true },
     });
     if (timedOut) throw new FunctionFailure('function_timeout', 'The function did not finish in time.');
-    return fromInvoke(JSON.parse(String(text)));
+    const json = String(text);
+    if (json.length > RESPONSE_MAX_BYTES) throw new FunctionFailure('function_response_too_large', `The function's response is larger than ${RESPONSE_MAX_BYTES / 1024 / 1024} MiB.`);
+    return fromInvoke(JSON.parse(json));
   } catch (err) {
     throw classify(err, late(), isolate.isDisposed);
   } finally {

@@ -47,10 +47,17 @@ async function handle(m: Exclude<ToWorker, { type: 'db-reply' }>): Promise<void>
     const response = await runFunction(m.code, m.request, m.auth, bridge, m.limits);
     send({ type: 'done', id: m.id, ok: true, response });
   } catch (err) {
-    if (err instanceof FunctionFailure) send({ type: 'done', id: m.id, ok: false, failure: { kind: 'failure', code: err.code, message: err.message, detail: err.detail } });
-    else if (err instanceof FunctionInvalid) send({ type: 'done', id: m.id, ok: false, failure: { kind: 'invalid', message: err.message } });
-    else send({ type: 'done', id: m.id, ok: false, failure: { kind: 'failure', code: 'function_error', message: 'The function failed.', detail: String((err as Error)?.message ?? err).slice(0, 500) } });
+    report(m.id, err);
+  } finally {
+    // calls of a finished invocation are never answered: forget them
+    pendingCalls.clear();
   }
+}
+
+function report(id: number, err: unknown): void {
+  if (err instanceof FunctionFailure) send({ type: 'done', id, ok: false, failure: { kind: 'failure', code: err.code, message: err.message, detail: err.detail } });
+  else if (err instanceof FunctionInvalid) send({ type: 'done', id, ok: false, failure: { kind: 'invalid', message: err.message } });
+  else send({ type: 'done', id, ok: false, failure: { kind: 'failure', code: 'function_error', message: 'The function failed.', detail: String((err as Error)?.message ?? err).slice(0, 500) } });
 }
 
 send({ type: 'ready' });

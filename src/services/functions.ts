@@ -114,6 +114,7 @@ export class FunctionService {
     } catch (err) {
       if (err instanceof FunctionFailure) {
         const status = err.code === 'function_timeout' ? 504 : 500;
+        // (function_response_too_large is a 500 too: the function broke its contract)
         throw new AppError(status, err.code, err.message, err.detail === null ? null : { error: err.detail });
       }
       throw err;
@@ -149,7 +150,8 @@ export class FunctionService {
       return { data: res.body ?? null };
     } catch (err) {
       if (err instanceof AppError) return { error: { status: err.status, code: err.code, message: err.message, details: err.details ?? null } };
-      throw err;
+      // e.g. the project was deleted meanwhile: the function sees a failed call, the service goes on
+      return { error: { status: 500, code: 'internal_error', message: 'The database call failed.', details: null } };
     }
   }
 }

@@ -228,6 +228,31 @@ await describeEngines(
       assert.equal((await ctx().req('GET', '/health')).status, 200);
     });
 
+    test('response headers: cookies and CORS are the service\'s own; nosniff always; non-JSON text is sandboxed; invalid values are 500', async () => {
+      const { deploy, call } = await setup(ctx());
+      await deploy(
+        'headers',
+        `export default () => ({ status: 200, headers: { 'Set-Cookie': 'sid=1', 'Access-Control-Allow-Origin': 'https://evil.example', 'Access-Control-Allow-Credentials': 'true', 'X-Ok': 'yes' }, body: { ok: true } });`,
+      );
+      await deploy('page', "export default () => ({ headers: { 'content-type': 'text/html' }, body: '<script>alert(1)</script>' });");
+      await deploy('badvalue', "export default () => ({ headers: { 'x-bad': 'a\\u0001b' }, body: 1 });");
+      await deploy('notmodified', "export default () => ({ status: 304, body: 'ignored' });");
+      let res = await call('GET', 'headers');
+      assert.equal(res.status, 200);
+      assert.equal(res.headers['x-ok'], 'yes');
+      assert.equal(res.headers['set-cookie'], undefined);
+      assert.notEqual(res.headers['access-control-allow-origin'], 'https://evil.example');
+      assert.equal(res.headers['access-control-allow-credentials'], undefined);
+      assert.equal(res.headers['x-content-type-options'], 'nosniff');
+      res = await call('GET', 'page');
+      assert.equal(res.headers['content-security-policy'], 'sandbox');
+      assert.equal(res.headers['x-content-type-options'], 'nosniff');
+      expectError(await call('GET', 'badvalue'), 500, 'function_invalid_response');
+      res = await call('GET', 'notmodified');
+      assert.equal(res.status, 304);
+      assert.equal(res.body, '');
+    });
+
     test('the sandbox has no process, require, fetch or file system, and nothing leaks between invocations', async () => {
       const { deploy, call } = await setup(ctx());
       await deploy(

@@ -60,3 +60,70 @@ test('close kills every sandbox process and refuses new work', async () => {
   await p.close();
   await assert.rejects(p.run('export default () => 1;', request, null, bridge), (e: any) => e.status === 503);
 });
+
+test('context.db calls are capped: at most 8 at once and 1000 in all per invocation', async () => {
+  const slow = async () => {
+    await new Promise((r) => setTimeout(r, 100));
+    return '{"data":[]}';
+  };
+  const burst = await pool.run(`export default async (r, { db }) => {
+    const results = await Promise.allSettled(Array.from({ length: 20 }, () => db.select('t')));
+    return results.map((x) => (x.status === 'fulfilled' ? 'ok' : x.reason.code));
+  };`, request, null, slow);
+  const codes = burst.body as string[];
+  assert.equal(codes.filter((c) => c === 'ok').length, 8);
+  assert.equal(codes.filter((c) => c === 'too_many_calls').length, 12);
+  const total = await pool.run(`export default async (r, { db }) => {
+    let n = 0;
+    try { for (;;) { await db.select('t'); n++; } } catch (e) { return { n, code: e.code, status: e.status }; }
+  };`, request, null, async () => '{"data":[]}');
+  assert.deepEqual(total.body, { n: 1000, code: 'too_many_calls', status: 429 });
+});
+
+test('a context.db call larger than 1 MiB is refused without reaching the database', async () => {
+  let reached = 0;
+  const res = await pool.run(`export default async (r, { db }) => {
+    try { await db.insert('t', { big: 'x'.repeat(1100000) }); return 'sent'; } catch (e) { return e.code; }
+  };`, request, null, async () => {
+    reached++;
+    return '{"data":[]}';
+  });
+  assert.equal(res.body, 'payload_too_large');
+  assert.equal(reached, 0);
+});
+
+test('a bridge that fails on the host is a failed call inside the function, never a crash', async () => {
+  const res = await pool.run(`export default async (r, { db }) => { try { await db.select('t'); } catch (e) { return [e.code, e.status]; } };`, request, null, async () => {
+    throw new Error('schema "p_x" does not exist');
+  });
+  assert.deepEqual(res.body, ['internal_error', 500]);
+  await stillServes();
+});
+
+test('a response larger than 4 MiB is function_response_too_large', async () => {
+  await failsWith(run("export default () => 'x'.repeat(5 * 1024 * 1024);"), 'function_response_too_large');
+  await stillServes();
+});
+
+test('un-awaited calls and a wedged throw: the killed process takes its late replies with it', async () => {
+  const slowBridge = async () => {
+    await new Promise((r) => setTimeout(r, 50));
+    return '{"data":[]}';
+  };
+  const code = `export default (r, { db }) => { for (let i = 0; i < 20000; i++) db.select('t').catch(() => {}); throw new Proxy({}, { get() { for (;;) {} }, getPrototypeOf() { for (;;) {} } }); };`;
+  await assert.rejects(pool.run(code, request, null, slowBridge), (e: unknown) => e instanceof FunctionFailure);
+  await new Promise((r) => setTimeout(r, 200)); // late replies arrive after the kill
+  await stillServes();
+});
+
+test('a sandbox process that dies before it is ready fails its invocation instead of hanging', { timeout: 15000 }, async () => {
+  const p = new SandboxPool(LIMITS, 1);
+  try {
+    const pending = p.run('export default () => 1;', request, null, bridge);
+    for (const w of (p as unknown as { all: Set<{ kill(): void }> }).all) w.kill();
+    await assert.rejects(pending, (e: unknown) => e instanceof FunctionFailure);
+    assert.equal((await p.run('export default () => 2;', request, null, bridge)).body, 2);
+  } finally {
+    await p.close();
+  }
+});

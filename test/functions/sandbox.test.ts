@@ -228,9 +228,9 @@ describe('responses: { status?, headers?, body } is a response', () => {
     ['status 404', `{ status: 404, body: 'nope' }`, { status: 404, headers: {}, body: 'nope' }],
     ['status: undefined (dropped) means 200', `{ status: undefined, body: 1 }`, { status: 200, headers: {}, body: 1 }],
     [
-      '{ status, headers, body } with names lower-cased',
-      `{ status: 418, headers: { 'X-Reason': 'teapot', 'Content-Type': 'text/plain', 'set-cookie': 'a=b' }, body: 'short and stout' }`,
-      { status: 418, headers: { 'x-reason': 'teapot', 'content-type': 'text/plain', 'set-cookie': 'a=b' }, body: 'short and stout' },
+      '{ status, headers, body } with names lower-cased; cookies and CORS headers dropped',
+      `{ status: 418, headers: { 'X-Reason': 'teapot', 'Content-Type': 'text/plain', 'set-cookie': 'a=b', 'Access-Control-Allow-Origin': '*' }, body: 'short and stout' }`,
+      { status: 418, headers: { 'x-reason': 'teapot', 'content-type': 'text/plain' }, body: 'short and stout' },
     ],
     ['empty headers object', `{ headers: {}, body: 1 }`, { status: 200, headers: {}, body: 1 }],
     ['empty header value', `{ headers: { 'x-empty': '' }, body: 1 }`, { status: 200, headers: { 'x-empty': '' }, body: 1 }],

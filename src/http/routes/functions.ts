@@ -59,9 +59,11 @@ export function functionRoutes(app: FastifyInstance, accounts: AccountService, p
       key,
       found ? { id: found.user.id, email: found.user.email, role: found.user.role } : null,
     );
-    reply.status(res.status).headers(res.headers);
-    if (res.body === undefined || res.status === 204) return reply.send();
-    if (typeof res.body === 'string' && res.headers['content-type']) return reply.send(res.body);
+    // the service's origin is shared by every project: content a function serves is never sniffed
+    // and, unless it is JSON, runs sandboxed (no script access to the origin)
+    reply.status(res.status).headers(res.headers).header('x-content-type-options', 'nosniff');
+    if (res.body === undefined || res.status === 204 || res.status === 205 || res.status === 304) return reply.send();
+    if (typeof res.body === 'string' && res.headers['content-type']) return reply.header('content-security-policy', 'sandbox').send(res.body);
     return reply.type('application/json; charset=utf-8').send(JSON.stringify(res.body));
   };
   for (const url of ['/:project_id/functions/:name', '/:project_id/functions/:name/*']) {
