@@ -27,7 +27,8 @@ app.log.info(`baseplate serving on port ${config.port} with the ${engine.kind} e
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, async () => {
-    await app.close();
+    await app.close(); // stops accepting requests and the function sandboxes
+    await services.emailFlows.settle(); // emails already promised are handed to their providers
     await engine.close();
     process.exit(0);
   });
