@@ -1,6 +1,8 @@
 // Per-project auth email templates: defaults, placeholder substitution, preview values and the
 // plain-text alternative. Pure and synchronous; bodies are owner-controlled, so every scan is linear.
 
+import { charLength } from '../lib/validate.ts';
+
 export const TEMPLATE_KEYS = ['magic_link', 'password_reset', 'email_verification', 'email_change'] as const;
 export type TemplateKey = (typeof TEMPLATE_KEYS)[number];
 
@@ -13,13 +15,6 @@ export interface TemplateValues { link: string; email?: string; new_email?: stri
 
 export const SUBJECT_MAX = 200;
 export const BODY_MAX = 20000;
-
-// Counted in code points, matching how the rest of the service measures user-visible lengths.
-function charLength(s: string): number {
-  let n = 0;
-  for (const _ of s) n++;
-  return n;
-}
 
 /** First field over its limit, or null. Lengths are code points, not UTF-16 units. */
 export function templateLengthError(t: Template): { field: 'subject' | 'body'; max: number } | null {

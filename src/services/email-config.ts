@@ -9,6 +9,7 @@ import { checkHost, HostRejected } from '../lib/net-guard.ts';
 import { charLength, isEmail, normalizeEmail } from '../lib/validate.ts';
 import { AppError, invalid } from '../errors.ts';
 import { DeliveryError, type Mailer, type SmtpSettings } from '../email/mailer.ts';
+import { escapeHtml } from '../email/templates.ts';
 
 export const SMTP_PORTS = [25, 465, 587, 2525] as const;
 export const ENCRYPTIONS = ['none', 'ssl', 'tls'] as const;
@@ -199,7 +200,7 @@ export class EmailConfigService {
     if (!pm) throw new AppError(422, 'email_not_configured', 'The project has no email provider configured.');
     const subject = `Test email from ${projectName}`.replace(/[\r\n]+/g, ' ');
     const text = `This is a test email from ${projectName}. The email configuration works.`;
-    const html = `<p>${text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)}</p>`;
+    const html = `<p>${escapeHtml(text)}</p>`;
     try {
       await pm.mailer.send({ from: pm.from, to: address, subject, html, text });
     } catch (err) {

@@ -1,6 +1,6 @@
 // The sandbox processes: what isolated-vm cannot contain inside one process (V8 aborting on some
 // out-of-memory paths, a thrown value that wedges a thread, WebAssembly memory outside the heap
-// limit; see the `todo` cases in sandbox.test.ts) costs one sandbox process and one invocation,
+// limit) costs one sandbox process and one invocation,
 // never the service.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
