@@ -33,6 +33,7 @@ const FATAL: Array<[string, string, string]> = [
   ['one huge array', 'export default () => new Array(1e8).fill(0).length;', 'function_out_of_memory'],
   ['WebAssembly memory beyond the limit', 'export default () => { const ms = []; for (let i = 0; i < 8; i++) { const m = new WebAssembly.Memory({ initial: 1, maximum: 2048 }); m.grow(2047); new Uint8Array(m.buffer).fill(1); ms.push(m); } return ms.length; };', 'function_out_of_memory'],
   ['a thrown Proxy whose traps never return', 'export default () => { throw new Proxy({}, { get() { for (;;) {} }, getPrototypeOf() { for (;;) {} } }); };', 'function_timeout'],
+  ['a thrown Error whose message getter never returns', "export default () => { const e = new Error('x'); Object.defineProperty(e, 'message', { get() { for (;;) {} } }); throw e; };", 'function_timeout'],
   ['an infinite loop', 'export default () => { for (;;) {} };', 'function_timeout'],
 ];
 for (const [what, code, expected] of FATAL) {
