@@ -24,6 +24,13 @@ export interface AuthContext {
   id: number;
   email: string;
   role: string | null;
+  /** whether the address was proven through a link sent to it; `$auth.email` alone is only a claim */
+  email_verified: boolean;
+}
+
+/** The policy-language caller of a resolved end user. */
+export function authOf(user: EndUser): AuthContext {
+  return { id: user.id, email: user.email, role: user.role, email_verified: user.email_verified };
 }
 
 export interface EndUserSession {

@@ -3,7 +3,7 @@
 // the passthrough's own RowService, as the calling end user, under the same policies.
 import type { Engine } from '../storage/engine.ts';
 import type { Clock } from '../lib/clock.ts';
-import type { AuthContext } from '../policy-language/index.ts';
+import type { AuthContext } from './end-users.ts';
 import type { KeyCaller, Permission } from './keys.ts';
 import type { RestRequest, RowService } from './rows/rows.ts';
 import { AppError, invalid, notFound } from '../errors.ts';

@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AccountService } from '../../services/accounts.ts';
 import type { ProjectService } from '../../services/projects.ts';
 import type { KeyService } from '../../services/keys.ts';
-import type { EndUserService } from '../../services/end-users.ts';
+import { authOf, type EndUserService } from '../../services/end-users.ts';
 import type { FunctionService } from '../../services/functions.ts';
 import { platformAuth, ownedProject } from '../platform-auth.ts';
 import { apiKeyOf, userToken } from '../data-plane-auth.ts';
@@ -57,7 +57,7 @@ export function functionRoutes(app: FastifyInstance, accounts: AccountService, p
       name,
       { method: req.method, path: `/${req.params['*'] ?? ''}`, query: req.query as Record<string, string | string[]>, headers, body: req.body ?? null },
       key,
-      found ? { id: found.user.id, email: found.user.email, role: found.user.role } : null,
+      found ? authOf(found.user) : null,
     );
     // the service's origin is shared by every project: content a function serves is never sniffed
     // and, unless it is JSON, runs sandboxed (no script access to the origin)

@@ -2,7 +2,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ProjectService } from '../../services/projects.ts';
 import type { KeyService } from '../../services/keys.ts';
-import type { EndUserService } from '../../services/end-users.ts';
+import { authOf, type EndUserService } from '../../services/end-users.ts';
 import type { RowService, RestRequest } from '../../services/rows/rows.ts';
 import { apiKeyOf, userToken } from '../data-plane-auth.ts';
 
@@ -25,7 +25,7 @@ export function restRoutes(app: FastifyInstance, projects: ProjectService, keys:
       range: typeof req.headers.range === 'string' ? req.headers.range : undefined,
       body: req.body,
       key,
-      auth: found ? { id: found.user.id, email: found.user.email, role: found.user.role } : null,
+      auth: found ? authOf(found.user) : null,
     });
   };
   const schema = { tags: ['rest passthrough'], security: [{ apiKey: [] }] };
