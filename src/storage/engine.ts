@@ -49,8 +49,15 @@ export interface Engine {
   readonly platform: Db;
   /** Creates the store of a new project (a file or a schema) and applies its migrations. */
   createProjectStore(projectId: string): Promise<void>;
-  /** Opens (cached) the store of an existing project. */
+  /** Opens (cached) the store of an existing project: for the platform's own records in it. */
   project(projectId: string): Promise<Db>;
+  /**
+   * The store of an existing project, for statements over the project's own tables, whose cost the
+   * caller's filters and policies decide: each statement is bounded by the statement timeout and
+   * runs under the project's fair share of the engine's capacity (SQLite: worker threads, off the
+   * event loop; PostgreSQL: pool connections).
+   */
+  data(projectId: string): Promise<Db>;
   /** Removes a project's store and everything in it. */
   dropProjectStore(projectId: string): Promise<void>;
   ping(): Promise<boolean>;

@@ -9,5 +9,5 @@ export async function openEngine(opts: {
   onOpenSqliteProject?: SqliteEngineOptions['onOpenProject'];
 }): Promise<Engine> {
   if (opts.databaseUrl) return PostgresEngine.open(opts.databaseUrl, { statementTimeoutMs: opts.statementTimeoutMs });
-  return SqliteEngine.open({ dataDir: opts.dataDir, onOpenProject: opts.onOpenSqliteProject });
+  return SqliteEngine.open({ dataDir: opts.dataDir, onOpenProject: opts.onOpenSqliteProject, statementTimeoutMs: opts.statementTimeoutMs });
 }

@@ -58,14 +58,18 @@ export interface TestApp {
 
 export const TEST_ENV = { LOG_LEVEL: 'silent', ARGON2_MEMORY_KIB: '1024', ARGON2_TIME_COST: '1' };
 
-export async function openTestEngine(kind: EngineName): Promise<{ engine: Engine; cleanup: () => Promise<void>; dataDir: string; databaseUrl: string | null }> {
+export async function openTestEngine(
+  kind: EngineName,
+  opts: { statementTimeoutMs?: number } = {},
+): Promise<{ engine: Engine; cleanup: () => Promise<void>; dataDir: string; databaseUrl: string | null }> {
+  const statementTimeoutMs = opts.statementTimeoutMs ?? 30000;
   if (kind === 'sqlite') {
     const dataDir = mkdtempSync(join(tmpdir(), 'bp-test-'));
-    const engine = await SqliteEngine.open({ dataDir });
+    const engine = await SqliteEngine.open({ dataDir, statementTimeoutMs });
     return { engine, dataDir, databaseUrl: null, cleanup: async () => rmSync(dataDir, { recursive: true, force: true }) };
   }
   const db = await createTestDatabase();
-  const engine = await PostgresEngine.open(db.url, { poolSize: 5, statementTimeoutMs: 30000 });
+  const engine = await PostgresEngine.open(db.url, { poolSize: 5, statementTimeoutMs });
   return { engine, dataDir: '', databaseUrl: db.url, cleanup: () => db.drop() };
 }
 
@@ -75,7 +79,7 @@ export async function startTestApp(
   logStream?: { write(line: string): void },
   extra: Partial<ServiceOptions> = {},
 ): Promise<TestApp> {
-  const { engine, cleanup, dataDir, databaseUrl } = await openTestEngine(kind);
+  const { engine, cleanup, dataDir, databaseUrl } = await openTestEngine(kind, { statementTimeoutMs: loadConfig({ ...TEST_ENV, ...env }).statementTimeoutMs });
   const config = loadConfig({ ...TEST_ENV, DATA_DIR: dataDir, ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}), ...env });
   const clock = new TestClock();
   const warnings: Record<string, unknown>[] = [];

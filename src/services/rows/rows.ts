@@ -120,7 +120,7 @@ export class RowService {
     if (!r.key.permissions.has(needed)) throw forbidden('insufficient_permission', `The API key lacks the '${needed}' permission.`, { permission: needed });
     const table = await this.tables.findByName(r.projectId, r.table);
     if (!table) throw notFound('table');
-    const db = await this.engine.project(r.projectId);
+    const db = await this.engine.data(r.projectId);
     const scope = new Scope(db, table, this.engine, this.policies, r.auth);
     const columns = [...scope.types].map(([name, type]) => ({ name, type }));
     const q = parseQuery(r.query, columns);

@@ -104,6 +104,10 @@ export class PostgresEngine implements Engine {
     return new PgDb(this.pool, PostgresEngine.schemaOf(projectId));
   }
 
+  data(projectId: string): Promise<Db> {
+    return this.project(projectId);
+  }
+
   async dropProjectStore(projectId: string): Promise<void> {
     this.migrated.delete(projectId);
     await this.pool.query(`DROP SCHEMA IF EXISTS ${quoteIdent(PostgresEngine.schemaOf(projectId))} CASCADE`);

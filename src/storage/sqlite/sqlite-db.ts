@@ -1,13 +1,19 @@
-// A better-sqlite3 connection behind the async Db interface. better-sqlite3 is synchronous, so a
-// transaction that awaits would let other requests' statements slip into it: a per-connection
-// lock makes every statement outside the open transaction wait until it ends.
+// A better-sqlite3 connection of the main thread behind the async Db interface. better-sqlite3 is
+// synchronous, so a transaction that awaits would let other requests' statements slip into it: a
+// per-connection lock makes every statement outside the open transaction wait until it ends. The
+// connection never blocks the event loop on another connection's write lock (its busy timeout is
+// 0): it waits for the lock asynchronously (`whenFree`), since worker threads write the same files.
 import type Database from 'better-sqlite3';
 import type { Db, SqlParam } from '../engine.ts';
-import { quoteIdent, UniqueViolation, NotNullViolation } from '../engine.ts';
+import { quoteIdent, UniqueViolation, NotNullViolation, QueryTimeout } from '../engine.ts';
 
 const CACHE_LIMIT = 500;
+/** how long a main-thread statement waits for another connection's write lock, asynchronously */
+const BUSY_WAIT_MS = 5000;
 
-function toSqlite(params: readonly SqlParam[]): unknown[] {
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+export function toSqlite(params: readonly SqlParam[]): unknown[] {
   return params.map((p) => (typeof p === 'boolean' ? (p ? 1 : 0) : p));
 }
 
@@ -17,6 +23,7 @@ export function translateSqliteError(err: unknown): unknown {
     const m = /UNIQUE constraint failed: ([^\s,]+)/.exec(e.message ?? '');
     return new UniqueViolation(m ? m[1]!.split('.').pop()! : null);
   }
+  if (e?.code === 'SQLITE_INTERRUPT') return new QueryTimeout(); // the statement deadline (sqlite-deadline.ts)
   if (e?.code === 'SQLITE_CONSTRAINT_NOTNULL') {
     const m = /NOT NULL constraint failed: ([^\s,]+)/.exec(e.message ?? '');
     return new NotNullViolation(m ? m[1]!.split('.').pop()! : null);
@@ -35,15 +42,24 @@ export class SqliteDb implements Db {
     this.inner = {
       kind: 'sqlite',
       t: (n) => quoteIdent(n),
-      all: async (sql, params = []) => self.exec(sql, params, 'all') as never,
-      get: async (sql, params = []) => self.exec(sql, params, 'get') as never,
-      run: async (sql, params = []) => self.exec(sql, params, 'run') as never,
+      // inside the transaction the write lock is held: nothing to wait for
+      all: async (sql, params = []) => self.inTx(() => self.exec(sql, params, 'all')) as never,
+      get: async (sql, params = []) => self.inTx(() => self.exec(sql, params, 'get')) as never,
+      run: async (sql, params = []) => self.inTx(() => self.exec(sql, params, 'run')) as never,
       tx: (fn) => fn(self.inner),
     };
   }
 
   t(name: string): string {
     return quoteIdent(name);
+  }
+
+  private inTx<T>(op: () => T): T {
+    try {
+      return op();
+    } catch (err) {
+      throw translateSqliteError(err);
+    }
   }
 
   private prepare(sql: string): Database.Statement {
@@ -57,20 +73,28 @@ export class SqliteDb implements Db {
   }
 
   private exec(sql: string, params: readonly SqlParam[], mode: 'all' | 'get' | 'run'): unknown {
-    try {
-      const st = this.prepare(sql);
-      const args = toSqlite(params);
-      if (mode === 'run') {
-        if (st.reader) return { changes: st.all(...args).length };
-        return { changes: st.run(...args).changes };
+    const st = this.prepare(sql);
+    const args = toSqlite(params);
+    if (mode === 'run') {
+      if (st.reader) return { changes: st.all(...args).length };
+      return { changes: st.run(...args).changes };
+    }
+    if (!st.reader) {
+      st.run(...args);
+      return mode === 'all' ? [] : undefined;
+    }
+    return mode === 'all' ? st.all(...args) : st.get(...args);
+  }
+
+  /** Runs `op`, retrying later while another connection holds the write lock (never blocking). */
+  private async whenFree<T>(op: () => T): Promise<T> {
+    for (let waited = 0, pause = 1; ; waited += pause, pause = Math.min(pause * 2, 50)) {
+      try {
+        return op();
+      } catch (err) {
+        if ((err as { code?: string }).code !== 'SQLITE_BUSY' || waited >= BUSY_WAIT_MS) throw translateSqliteError(err);
       }
-      if (!st.reader) {
-        st.run(...args);
-        return mode === 'all' ? [] : undefined;
-      }
-      return mode === 'all' ? st.all(...args) : st.get(...args);
-    } catch (err) {
-      throw translateSqliteError(err);
+      await sleep(pause);
     }
   }
 
@@ -80,17 +104,17 @@ export class SqliteDb implements Db {
 
   async all<T>(sql: string, params: readonly SqlParam[] = []): Promise<T[]> {
     if (this.lockedUntil) await this.idle();
-    return this.exec(sql, params, 'all') as T[];
+    return this.whenFree(() => this.exec(sql, params, 'all') as T[]);
   }
 
   async get<T>(sql: string, params: readonly SqlParam[] = []): Promise<T | undefined> {
     if (this.lockedUntil) await this.idle();
-    return this.exec(sql, params, 'get') as T | undefined;
+    return this.whenFree(() => this.exec(sql, params, 'get') as T | undefined);
   }
 
   async run(sql: string, params: readonly SqlParam[] = []): Promise<{ changes: number }> {
     if (this.lockedUntil) await this.idle();
-    return this.exec(sql, params, 'run') as { changes: number };
+    return this.whenFree(() => this.exec(sql, params, 'run') as { changes: number });
   }
 
   async tx<T>(fn: (db: Db) => Promise<T>): Promise<T> {
@@ -98,7 +122,7 @@ export class SqliteDb implements Db {
     let release!: () => void;
     this.lockedUntil = new Promise<void>((r) => (release = r));
     try {
-      this.raw.exec('BEGIN IMMEDIATE');
+      await this.whenFree(() => this.raw.exec('BEGIN IMMEDIATE'));
       try {
         const result = await fn(this.inner);
         this.raw.exec('COMMIT');
@@ -116,10 +140,5 @@ export class SqliteDb implements Db {
   /** True while a transaction is open (it spans awaits; single statements never do). */
   get busy(): boolean {
     return this.lockedUntil !== null;
-  }
-
-  /** DDL changes invalidate prepared statements that read the changed table. */
-  clearStatementCache(): void {
-    this.statements.clear();
   }
 }

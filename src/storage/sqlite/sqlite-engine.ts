@@ -1,6 +1,8 @@
 // Embedded engine: one SQLite file for the platform and one per project under DATA_DIR, so that
-// projects never contend for one writer and deleting a project deletes its file.
-import Database from 'better-sqlite3';
+// projects never contend for one writer and deleting a project deletes its file. The main thread
+// keeps a connection per open project for the platform's own records (keys, sessions, policies);
+// statements over a project's tables run in worker threads (sqlite-worker-pool.ts).
+import type Database from 'better-sqlite3';
 import { mkdirSync, rmSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ColumnType, Db, Dialect, Engine } from '../engine.ts';
@@ -8,6 +10,9 @@ import { quoteIdent } from '../engine.ts';
 import { migrate } from '../migrate.ts';
 import { platformMigrations, projectMigrations, type SchemaTypes } from '../schema.ts';
 import { SqliteDb } from './sqlite-db.ts';
+import { openConnection, projectFile } from './sqlite-connection.ts';
+import { SqliteWorkerPool } from './sqlite-worker-pool.ts';
+import { sqliteDeadlineLibrary } from './sqlite-deadline.ts';
 import { SqlitePolicyCompiler } from './sqlite-policy-compiler.ts';
 import { registerSqliteFunctions } from '../../policy-language/index.ts';
 
@@ -60,18 +65,18 @@ export interface SqliteEngineOptions {
   dataDir: string;
   /** Called on every project connection right after it opens (e.g. to register SQL functions). */
   onOpenProject?: (db: Database.Database) => void;
-  /** How many project files stay open at once. */
+  /** How many project files stay open at once (per thread). */
   maxOpenProjects?: number;
+  /** Worker threads for statements over project tables (default 4). */
+  workers?: number;
+  /** Workers one project may hold at once (default: half, rounded up). */
+  perProject?: number;
+  /** Bound on every statement over project tables, in ms (0: none; default 30 s). */
+  statementTimeoutMs?: number;
 }
 
-function open(file: string): Database.Database {
-  const db = new Database(file);
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = NORMAL');
-  db.pragma('foreign_keys = ON');
-  db.pragma('busy_timeout = 5000');
-  return db;
-}
+// the main thread never blocks on another connection's write lock (see sqlite-db.ts)
+const open = (file: string) => openConnection(file, { busyTimeoutMs: 0 });
 
 export class SqliteEngine implements Engine {
   readonly kind = 'sqlite' as const;
@@ -79,12 +84,22 @@ export class SqliteEngine implements Engine {
   readonly platform: SqliteDb;
   private projects = new Map<string, SqliteDb>();
   private readonly projectDir: string;
+  private readonly workers: SqliteWorkerPool;
 
   private constructor(private readonly opts: SqliteEngineOptions) {
+    sqliteDeadlineLibrary(); // built (once) before any worker needs it
     mkdirSync(opts.dataDir, { recursive: true });
     this.projectDir = join(opts.dataDir, 'projects');
     mkdirSync(this.projectDir, { recursive: true });
     this.platform = new SqliteDb(open(join(opts.dataDir, 'platform.db')));
+    const workers = opts.workers ?? 4;
+    this.workers = new SqliteWorkerPool({
+      projectDir: this.projectDir,
+      maxConnections: opts.maxOpenProjects ?? 256,
+      workers,
+      perProject: opts.perProject ?? Math.ceil(workers / 2),
+      statementTimeoutMs: opts.statementTimeoutMs ?? 30000,
+    });
   }
 
   static async open(opts: SqliteEngineOptions): Promise<SqliteEngine> {
@@ -94,8 +109,7 @@ export class SqliteEngine implements Engine {
   }
 
   private file(projectId: string): string {
-    if (!/^[a-z0-9]+$/.test(projectId)) throw new Error('invalid project id');
-    return join(this.projectDir, `${projectId}.db`);
+    return projectFile(this.projectDir, projectId);
   }
 
   private async openProject(projectId: string, create: boolean): Promise<SqliteDb> {
@@ -133,12 +147,18 @@ export class SqliteEngine implements Engine {
     return this.openProject(projectId, false);
   }
 
+  async data(projectId: string): Promise<Db> {
+    await this.openProject(projectId, false); // exists and is migrated
+    return this.workers.db(projectId);
+  }
+
   async dropProjectStore(projectId: string): Promise<void> {
     const conn = this.projects.get(projectId);
     if (conn) {
       this.projects.delete(projectId);
       conn.raw.close();
     }
+    await this.workers.closeProject(projectId);
     const file = this.file(projectId);
     for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true });
   }
@@ -153,6 +173,7 @@ export class SqliteEngine implements Engine {
   }
 
   async close(): Promise<void> {
+    await this.workers.close();
     for (const conn of this.projects.values()) conn.raw.close();
     this.projects.clear();
     if (this.platform.raw.open) this.platform.raw.close();

@@ -1,0 +1,120 @@
+/*
+ * A statement deadline for SQLite connections, loaded as a run-time extension.
+ *
+ * better-sqlite3 exposes neither sqlite3_interrupt() nor a progress handler (its SQLite is built
+ * with SQLITE_OMIT_PROGRESS_CALLBACK), and a worker thread cannot be terminated while it is inside
+ * a native sqlite3_step(). So a watchdog thread of this library calls sqlite3_interrupt(), which
+ * SQLite allows from any thread, on every connection whose deadline has passed; the statement then
+ * fails with SQLITE_INTERRUPT at its next loop step. Set from SQL, per connection:
+ *   SELECT bp_set_deadline(ms)   -- ms > 0: now + ms; ms <= 0: no deadline
+ * Build with -Wl,-z,nodelete: SQLite unloads an extension when the connection that loaded it
+ * closes, and the watchdog thread must never lose its code.
+ */
+#include "sqlite3ext.h"
+SQLITE_EXTENSION_INIT1
+#include <pthread.h>
+#include <time.h>
+
+typedef struct Conn {
+  sqlite3 *db;
+  sqlite3_int64 deadline_ns; /* 0: none */
+  struct Conn *next;
+} Conn;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t wake;
+static pthread_once_t started = PTHREAD_ONCE_INIT;
+static int start_failed = 0;
+static Conn *conns = 0;
+
+static sqlite3_int64 now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (sqlite3_int64)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Interrupts overdue connections; sleeps until the earliest deadline or until a new one is set. */
+static void *watchdog(void *arg) {
+  (void)arg;
+  pthread_mutex_lock(&lock);
+  for (;;) {
+    sqlite3_int64 now = now_ns(), next = 0;
+    Conn *c;
+    for (c = conns; c; c = c->next) {
+      if (c->deadline_ns == 0) continue;
+      if (now >= c->deadline_ns) {
+        sqlite3_interrupt(c->db);
+        c->deadline_ns = 0;
+      } else if (next == 0 || c->deadline_ns < next) {
+        next = c->deadline_ns;
+      }
+    }
+    if (next == 0) {
+      pthread_cond_wait(&wake, &lock);
+    } else {
+      struct timespec until = {(time_t)(next / 1000000000), (long)(next % 1000000000)};
+      pthread_cond_timedwait(&wake, &lock, &until);
+    }
+  }
+  return 0;
+}
+
+static void start_watchdog(void) {
+  pthread_condattr_t attr;
+  pthread_t thread;
+  pthread_condattr_init(&attr);
+  pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+  pthread_cond_init(&wake, &attr);
+  pthread_condattr_destroy(&attr);
+  if (pthread_create(&thread, 0, watchdog, 0) != 0) start_failed = 1;
+  else pthread_detach(thread);
+}
+
+static void set_deadline(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  Conn *c = sqlite3_user_data(ctx);
+  sqlite3_int64 ms = sqlite3_value_int64(argv[0]);
+  (void)argc;
+  pthread_mutex_lock(&lock);
+  c->deadline_ns = ms > 0 ? now_ns() + ms * 1000000 : 0;
+  if (ms > 0) pthread_cond_signal(&wake);
+  pthread_mutex_unlock(&lock);
+  sqlite3_result_null(ctx);
+}
+
+/* Runs when the connection closes: after this the watchdog never touches the connection again. */
+static void forget(void *arg) {
+  Conn *c = arg, **p;
+  pthread_mutex_lock(&lock);
+  for (p = &conns; *p; p = &(*p)->next) {
+    if (*p == c) {
+      *p = c->next;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&lock);
+  sqlite3_free(c);
+}
+
+#ifdef _WIN32
+__declspec(dllexport)
+#endif
+int sqlite3_sqlitedeadline_init(sqlite3 *db, char **err, const sqlite3_api_routines *api) {
+  Conn *c;
+  SQLITE_EXTENSION_INIT2(api);
+  pthread_once(&started, start_watchdog);
+  if (start_failed) {
+    *err = sqlite3_mprintf("bp_set_deadline: cannot start the watchdog thread");
+    return SQLITE_ERROR;
+  }
+  c = sqlite3_malloc(sizeof *c);
+  if (c == 0) return SQLITE_NOMEM;
+  c->db = db;
+  c->deadline_ns = 0;
+  pthread_mutex_lock(&lock);
+  c->next = conns;
+  conns = c;
+  pthread_mutex_unlock(&lock);
+  /* DIRECTONLY: callable from top-level SQL only, never from a trigger or view in a project file.
+     On failure SQLite calls forget(c) itself. */
+  return sqlite3_create_function_v2(db, "bp_set_deadline", 1, SQLITE_UTF8 | SQLITE_DIRECTONLY, c, set_deadline, 0, 0, forget);
+}

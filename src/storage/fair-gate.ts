@@ -1,0 +1,105 @@
+// Shares a fixed number of slots (worker threads, database connections) among tenants. A tenant
+// holds at most `perKey` slots at once; when a slot frees up, the tenants that wait are served in
+// turn (round robin), so a tenant with a long queue of slow work delays only itself. A job that
+// cannot start within `maxWaitMs` is refused with 503 `project_busy`.
+import { AppError } from '../errors.ts';
+
+export interface FairGateOptions {
+  capacity: number;
+  perKey: number;
+  maxWaitMs: number;
+}
+
+interface Waiter {
+  resolve(): void;
+  reject(err: unknown): void;
+  timer: NodeJS.Timeout;
+}
+
+export const projectBusy = () =>
+  new AppError(503, 'project_busy', 'This project has too many database requests running at once; retry shortly.', null, 'Retry with backoff, or make the slow requests cheaper.', { 'Retry-After': '1' });
+
+export class FairGate {
+  private readonly running = new Map<string, number>();
+  /** Waiting tenants in service order: Map iteration order is the round-robin ring. */
+  private readonly queues = new Map<string, Waiter[]>();
+  private total = 0;
+
+  constructor(private readonly opts: FairGateOptions) {
+    if (opts.capacity < 1 || opts.perKey < 1) throw new Error('a fair gate needs at least one slot');
+  }
+
+  async run<T>(key: string, job: () => Promise<T>): Promise<T> {
+    await this.acquire(key);
+    try {
+      return await job();
+    } finally {
+      this.release(key);
+    }
+  }
+
+  /** Resolves once `key` holds a slot; the caller must `release(key)` exactly once. */
+  acquire(key: string): Promise<void> {
+    // a tenant that already waits queues behind itself, whatever is free
+    if (!this.queues.has(key) && this.hasRoom(key)) {
+      this.take(key);
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve, reject) => {
+      const waiter: Waiter = {
+        resolve,
+        reject,
+        timer: setTimeout(() => this.giveUp(key, waiter), this.opts.maxWaitMs),
+      };
+      const q = this.queues.get(key);
+      if (q) q.push(waiter);
+      else this.queues.set(key, [waiter]);
+    });
+  }
+
+  release(key: string): void {
+    const n = this.running.get(key) ?? 0;
+    if (n <= 1) this.running.delete(key);
+    else this.running.set(key, n - 1);
+    this.total--;
+    this.dispatch();
+  }
+
+  /** Slots in use by `key` (tests and metrics). */
+  inUse(key?: string): number {
+    return key === undefined ? this.total : (this.running.get(key) ?? 0);
+  }
+
+  private hasRoom(key: string): boolean {
+    return this.total < this.opts.capacity && (this.running.get(key) ?? 0) < this.opts.perKey;
+  }
+
+  private take(key: string): void {
+    this.running.set(key, (this.running.get(key) ?? 0) + 1);
+    this.total++;
+  }
+
+  private dispatch(): void {
+    while (this.total < this.opts.capacity) {
+      const key = [...this.queues.keys()].find((k) => this.hasRoom(k));
+      if (key === undefined) return;
+      const q = this.queues.get(key)!;
+      const waiter = q.shift()!;
+      // served: to the back of the ring (or out of it)
+      this.queues.delete(key);
+      if (q.length > 0) this.queues.set(key, q);
+      clearTimeout(waiter.timer);
+      this.take(key);
+      waiter.resolve();
+    }
+  }
+
+  private giveUp(key: string, waiter: Waiter): void {
+    const q = this.queues.get(key);
+    const i = q?.indexOf(waiter) ?? -1;
+    if (!q || i < 0) return;
+    q.splice(i, 1);
+    if (q.length === 0) this.queues.delete(key);
+    waiter.reject(projectBusy());
+  }
+}

@@ -1,0 +1,183 @@
+// The main-thread side of the SQLite worker threads. Statements over a project's own tables run in
+// a worker (sqlite-worker.ts), never on the event loop: a full scan or a 100,000-row insert of one
+// project costs that project a worker, not every project its latency. Workers are shared through a
+// FairGate, so one project holds at most its share of them, and each statement is bounded by the
+// statement timeout (the native deadline, with a watchdog here for a worker that stops answering).
+import { Worker } from 'node:worker_threads';
+import type { Db, SqlParam } from '../engine.ts';
+import { quoteIdent, QueryTimeout } from '../engine.ts';
+import { FairGate } from '../fair-gate.ts';
+import type { FromWorker, ToWorker, WorkerSetup } from './sqlite-worker-protocol.ts';
+import { toSqlite, translateSqliteError } from './sqlite-db.ts';
+
+const WORKER_SCRIPT = new URL('./sqlite-worker-entry.mjs', import.meta.url);
+// beyond the statement timeout, how long a worker may stay silent before it is replaced
+const STUCK_GRACE_MS = 5000;
+
+type Request = ToWorker extends infer M ? (M extends { id: number } ? Omit<M, 'id'> : never) : never;
+
+interface Pending {
+  resolve(value: unknown): void;
+  reject(err: unknown): void;
+  timer: NodeJS.Timeout | null;
+}
+
+class SqlWorker {
+  private readonly thread: Worker;
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 0;
+  dead = false;
+
+  constructor(setup: WorkerSetup) {
+    this.thread = new Worker(WORKER_SCRIPT, { workerData: setup });
+    this.thread.on('message', (m: FromWorker) => this.settle(m));
+    this.thread.on('error', (err) => this.fail(err));
+    this.thread.on('exit', () => this.fail(new Error('the SQLite worker thread exited')));
+  }
+
+  call(request: Request, timeoutMs: number): Promise<unknown> {
+    if (this.dead) return Promise.reject(new Error('the SQLite worker thread is gone'));
+    const id = ++this.nextId;
+    return new Promise((resolve, reject) => {
+      // a statement past its deadline is interrupted natively; a worker that still does not
+      // answer (stuck in one long function call) is replaced
+      const timer = timeoutMs > 0 ? setTimeout(() => this.fail(new QueryTimeout()), timeoutMs + STUCK_GRACE_MS) : null;
+      this.pending.set(id, { resolve, reject, timer });
+      this.thread.postMessage({ ...request, id });
+    });
+  }
+
+  private settle(m: FromWorker): void {
+    const p = this.pending.get(m.id);
+    if (!p) return;
+    this.pending.delete(m.id);
+    if (p.timer) clearTimeout(p.timer);
+    if (m.ok) p.resolve(m.value);
+    else p.reject(translateSqliteError(Object.assign(new Error(m.message), { code: m.code })));
+  }
+
+  /** Every pending call fails with `err`; the thread is stopped and never used again. */
+  fail(err: unknown): void {
+    if (!this.dead) {
+      this.dead = true;
+      void this.thread.terminate();
+    }
+    for (const p of this.pending.values()) {
+      if (p.timer) clearTimeout(p.timer);
+      p.reject(err);
+    }
+    this.pending.clear();
+  }
+
+  async stop(): Promise<void> {
+    this.dead = true;
+    await this.thread.terminate();
+  }
+}
+
+export interface WorkerPoolOptions extends WorkerSetup {
+  workers: number;
+  /** workers one project may hold at once */
+  perProject: number;
+  /** per statement; 0: unbounded */
+  statementTimeoutMs: number;
+}
+
+export class SqliteWorkerPool {
+  private readonly idle: SqlWorker[] = [];
+  private readonly live = new Set<SqlWorker>();
+  private readonly gate: FairGate;
+
+  constructor(private readonly opts: WorkerPoolOptions) {
+    // waiting for a worker is bounded like a statement (30 s when statements are unbounded)
+    this.gate = new FairGate({ capacity: opts.workers, perKey: opts.perProject, maxWaitMs: opts.statementTimeoutMs || 30000 });
+  }
+
+  db(projectId: string): Db {
+    return new WorkerDb(this, projectId, null);
+  }
+
+  get statementTimeoutMs(): number {
+    return this.opts.statementTimeoutMs;
+  }
+
+  /** Runs `job` on a worker of the project's share; workers start on first use. */
+  async withWorker<T>(projectId: string, job: (w: SqlWorker) => Promise<T>): Promise<T> {
+    return this.gate.run(projectId, async () => {
+      const w = this.idle.pop() ?? this.spawn();
+      try {
+        return await job(w);
+      } finally {
+        if (w.dead) this.live.delete(w);
+        else this.idle.push(w);
+      }
+    });
+  }
+
+  private spawn(): SqlWorker {
+    const w = new SqlWorker({ projectDir: this.opts.projectDir, maxConnections: this.opts.maxConnections });
+    this.live.add(w);
+    return w;
+  }
+
+  /** Closes every worker's connection to a project (before its files are deleted). */
+  async closeProject(projectId: string): Promise<void> {
+    await Promise.all([...this.live].map((w) => w.call({ t: 'close', project: projectId }, 0).catch(() => undefined)));
+  }
+
+  async close(): Promise<void> {
+    const all = [...this.live];
+    this.live.clear();
+    this.idle.length = 0;
+    await Promise.all(all.map((w) => w.stop()));
+  }
+}
+
+/** A Db whose statements run in the pool; inside `tx` every statement goes to the one pinned worker. */
+class WorkerDb implements Db {
+  readonly kind = 'sqlite' as const;
+
+  constructor(
+    private readonly pool: SqliteWorkerPool,
+    private readonly projectId: string,
+    private readonly pinned: SqlWorker | null,
+  ) {}
+
+  t(name: string): string {
+    return quoteIdent(name);
+  }
+
+  private query(sql: string, params: readonly SqlParam[], mode: 'all' | 'get' | 'run'): Promise<unknown> {
+    const timeoutMs = this.pool.statementTimeoutMs;
+    const request: Request = { t: 'q', project: this.projectId, sql, params: toSqlite(params) as SqlParam[], mode, timeoutMs };
+    if (this.pinned) return this.pinned.call(request, timeoutMs);
+    return this.pool.withWorker(this.projectId, (w) => w.call(request, timeoutMs));
+  }
+
+  all<T>(sql: string, params: readonly SqlParam[] = []): Promise<T[]> {
+    return this.query(sql, params, 'all') as Promise<T[]>;
+  }
+
+  get<T>(sql: string, params: readonly SqlParam[] = []): Promise<T | undefined> {
+    return this.query(sql, params, 'get') as Promise<T | undefined>;
+  }
+
+  run(sql: string, params: readonly SqlParam[] = []): Promise<{ changes: number }> {
+    return this.query(sql, params, 'run') as Promise<{ changes: number }>;
+  }
+
+  tx<T>(fn: (db: Db) => Promise<T>): Promise<T> {
+    if (this.pinned) return fn(this);
+    return this.pool.withWorker(this.projectId, async (w) => {
+      await w.call({ t: 'begin', project: this.projectId, timeoutMs: this.pool.statementTimeoutMs }, this.pool.statementTimeoutMs);
+      try {
+        const result = await fn(new WorkerDb(this.pool, this.projectId, w));
+        await w.call({ t: 'commit', project: this.projectId }, 0);
+        return result;
+      } catch (err) {
+        await w.call({ t: 'rollback', project: this.projectId }, 0).catch(() => undefined);
+        throw err;
+      }
+    });
+  }
+}

@@ -1,0 +1,17 @@
+// Messages between the main thread and the SQLite worker threads (sqlite-worker.ts).
+import type { SqlParam } from '../engine.ts';
+
+export interface WorkerSetup {
+  projectDir: string;
+  /** project files a worker keeps open at once */
+  maxConnections: number;
+}
+
+export type ToWorker =
+  | { t: 'q'; id: number; project: string; sql: string; params: SqlParam[]; mode: 'all' | 'get' | 'run'; timeoutMs: number }
+  | { t: 'begin'; id: number; project: string; timeoutMs: number }
+  | { t: 'commit' | 'rollback' | 'close'; id: number; project: string };
+
+export type FromWorker =
+  | { id: number; ok: true; value: unknown }
+  | { id: number; ok: false; code: string | null; message: string };

@@ -1,0 +1,105 @@
+// A worker thread that runs SQL against project files for the main thread, so that a slow
+// statement (a full scan, a large bulk insert) never blocks the event loop that serves every other
+// project. Each worker keeps its own connections (least recently used ones closed beyond a limit)
+// and bounds every statement with the native deadline (sqlite-deadline.ts).
+import { parentPort, workerData } from 'node:worker_threads';
+import type Database from 'better-sqlite3';
+import type { ToWorker, FromWorker, WorkerSetup } from './sqlite-worker-protocol.ts';
+import { openConnection, projectFile } from './sqlite-connection.ts';
+import { installDeadline } from './sqlite-deadline.ts';
+import { registerSqliteFunctions } from '../../policy-language/index.ts';
+
+const STATEMENT_CACHE = 200;
+
+interface Conn {
+  db: Database.Database;
+  setDeadline: (ms: number) => void;
+  statements: Map<string, Database.Statement>;
+}
+
+const setup = workerData as WorkerSetup;
+const conns = new Map<string, Conn>();
+
+function conn(projectId: string): Conn {
+  let c = conns.get(projectId);
+  if (c) {
+    conns.delete(projectId); // most recently used goes last
+    conns.set(projectId, c);
+    return c;
+  }
+  const db = openConnection(projectFile(setup.projectDir, projectId), { mustExist: true });
+  registerSqliteFunctions(db);
+  c = { db, setDeadline: installDeadline(db), statements: new Map() };
+  conns.set(projectId, c);
+  for (const [id, old] of conns) {
+    if (conns.size <= setup.maxConnections) break;
+    if (old.db.inTransaction) continue;
+    conns.delete(id);
+    old.db.close();
+  }
+  return c;
+}
+
+function prepare(c: Conn, sql: string): Database.Statement {
+  let st = c.statements.get(sql);
+  if (!st) {
+    st = c.db.prepare(sql);
+    if (c.statements.size >= STATEMENT_CACHE) c.statements.clear();
+    c.statements.set(sql, st);
+  }
+  return st;
+}
+
+function query(c: Conn, m: Extract<ToWorker, { t: 'q' }>): unknown {
+  const st = prepare(c, m.sql);
+  c.setDeadline(m.timeoutMs);
+  try {
+    if (m.mode === 'run') return { changes: st.reader ? st.all(...m.params).length : st.run(...m.params).changes };
+    if (!st.reader) {
+      st.run(...m.params);
+      return m.mode === 'all' ? [] : undefined;
+    }
+    return m.mode === 'all' ? st.all(...m.params) : st.get(...m.params);
+  } finally {
+    c.setDeadline(0);
+  }
+}
+
+function handle(m: ToWorker): unknown {
+  if (m.t === 'close') {
+    conns.get(m.project)?.db.close();
+    conns.delete(m.project);
+    return null;
+  }
+  const c = conn(m.project);
+  switch (m.t) {
+    case 'q':
+      return query(c, m);
+    case 'begin':
+      c.setDeadline(m.timeoutMs);
+      try {
+        c.db.exec('BEGIN IMMEDIATE');
+      } finally {
+        c.setDeadline(0);
+      }
+      return null;
+    case 'commit':
+      c.db.exec('COMMIT');
+      return null;
+    case 'rollback':
+      // an interrupted write may already have rolled the transaction back
+      if (c.db.inTransaction) c.db.exec('ROLLBACK');
+      return null;
+  }
+}
+
+parentPort!.on('message', (m: ToWorker) => {
+  let reply: FromWorker;
+  try {
+    reply = { id: m.id, ok: true, value: handle(m) };
+  } catch (err) {
+    const e = err as { code?: unknown; message?: unknown };
+    reply = { id: m.id, ok: false, code: typeof e?.code === 'string' ? e.code : null, message: String(e?.message ?? err) };
+  }
+  parentPort!.postMessage(reply);
+});

@@ -1,0 +1,87 @@
+// One project's most expensive allowed requests must not stall another project: the worst filter
+// and full scan an API key can ask for end at the statement timeout with 503 query_timeout, and a
+// 100,000-row bulk insert runs while other projects keep answering. Nothing here measures time:
+// each test counts how many of project B's requests completed while project A's was still running.
+import { before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { describeEngines, expectError } from '../support/app.ts';
+import { dataPlane, type DataPlane } from '../support/data-plane.ts';
+
+const ROWS = 20000;
+const BATCH = 2000;
+// every condition makes the engine lower-case and match a 400-character value, for every row
+const WORST_FILTER = `or=(${Array.from({ length: 100 }, (_, i) => `body.ilike.*${'ab'.repeat(8)}${i}*`).join(',')})`;
+
+/** Runs `b` repeatedly until `a` settles; returns a's reply and how many b replies arrived before it. */
+async function whileRunning<T>(a: Promise<T>, b: () => Promise<{ status: number }>): Promise<{ a: T; bDone: number; bStatuses: Set<number> }> {
+  let settled = false;
+  const watched = a.finally(() => (settled = true));
+  let bDone = 0;
+  const bStatuses = new Set<number>();
+  while (!settled) {
+    const res = await b();
+    if (settled) break;
+    bDone++;
+    bStatuses.add(res.status);
+  }
+  return { a: await watched, bDone, bStatuses };
+}
+
+await describeEngines(
+  'tenant isolation: one project cannot stall another',
+  (ctx) => {
+    let A: DataPlane;
+    let B: DataPlane;
+    const readB = () => B.rest('GET', 'notes?limit=5');
+
+    before(async () => {
+      A = await dataPlane(ctx());
+      B = await dataPlane(ctx());
+      await A.createTable('docs', [{ name: 'body', type: 'text' }]);
+      await A.createTable('blank', [{ name: 'note', type: 'text' }]);
+      await B.createTable('notes', [{ name: 'title', type: 'text' }]);
+      assert.equal((await B.rest('POST', 'notes', { body: [{ title: 'one' }, { title: 'two' }] })).status, 201);
+      const value = (i: number) => `${i} `.padEnd(400, 'abcdefghij');
+      for (let start = 0; start < ROWS; start += BATCH) {
+        const rows = Array.from({ length: BATCH }, (_, i) => ({ body: value(start + i) }));
+        const res = await A.rest('POST', 'docs', { body: rows, headers: { prefer: 'return=minimal' } });
+        assert.equal(res.status, 201, JSON.stringify(res.body));
+      }
+    });
+
+    test('the worst filter with an exact count ends with 503 query_timeout while B keeps answering', async () => {
+      const worst = A.rest('GET', `docs?${WORST_FILTER}&order=body.desc`, { headers: { prefer: 'count=exact' } });
+      const run = await whileRunning(worst, readB);
+      expectError(run.a, 503, 'query_timeout');
+      assert.deepEqual([...run.bStatuses], [200]);
+      assert.ok(run.bDone >= 3, `project B answered only ${run.bDone} requests while A's query ran`);
+    });
+
+    test('the worst filtered bulk update and delete end with 503 query_timeout and change nothing', async () => {
+      for (const method of ['PATCH', 'DELETE']) {
+        const worst = A.rest(method, `docs?${WORST_FILTER}`, method === 'PATCH' ? { body: { body: 'x' } } : {});
+        const run = await whileRunning(worst, readB);
+        expectError(run.a, 503, 'query_timeout');
+        assert.ok(run.bDone >= 3, `${method}: project B answered only ${run.bDone} requests`);
+      }
+      const count = await A.rest('GET', 'docs?limit=1', { headers: { prefer: 'count=exact' } });
+      assert.equal(count.headers['content-range'], `0-0/${ROWS}`);
+      const changed = await A.rest('GET', 'docs?body=eq.x&limit=1');
+      assert.deepEqual(changed.body, []);
+    });
+
+    test('a 100,000-row bulk insert runs while B answers and A itself still logs users in', async () => {
+      const rows = Array.from({ length: 100000 }, () => ({}));
+      const insert = A.rest('POST', 'blank', { body: rows, headers: { prefer: 'return=minimal' } });
+      // a write of A's own records (a new end user) waits for A's write lock without blocking anyone
+      const signUp = A.endUser();
+      const run = await whileRunning(insert, readB);
+      assert.equal(run.a.status, 201, JSON.stringify(run.a.body));
+      assert.ok(run.bDone >= 3, `project B answered only ${run.bDone} requests during the bulk insert`);
+      assert.ok((await signUp).token);
+      const count = await A.rest('GET', 'blank?limit=1', { headers: { prefer: 'count=exact' } });
+      assert.equal(count.headers['content-range'], '0-0/100000');
+    });
+  },
+  { STATEMENT_TIMEOUT_MS: '300' },
+);
