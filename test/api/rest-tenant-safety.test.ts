@@ -250,6 +250,14 @@ await describeEngines('rest passthrough tenant safety', (ctx) => {
     assert.deepEqual(swapped.body, [{ rank: 'b', title: 1 }, { rank: 'a', title: 2 }], 'ordered by the column rank, not the alias');
   });
 
+  test('other Object.prototype names are ordinary columns', async () => {
+    await d.createTable('protos', [{ name: 'constructor', type: 'text' }, { name: 'valueof', type: 'integer' }]);
+    const res = await d.rest('POST', 'protos?columns=constructor', { body: [{ constructor: 'c' }, {}] });
+    assert.deepEqual(res.body.map((r: object) => ({ ...r, id: 0 })), [{ id: 0, constructor: 'c', valueof: null }, { id: 0, constructor: null, valueof: null }]);
+    const got = await d.rest('GET', 'protos?select=toString:constructor&constructor=eq.c');
+    assert.deepEqual(got.body, [{ toString: 'c' }]);
+  });
+
   test('a column named __proto__ created before the rule still comes back', async () => {
     const table = await d.createTable('legacy', [{ name: 'proto_x', type: 'text' }]);
     const db = await t.engine.project(d.pid);
