@@ -173,7 +173,7 @@ await describeEngines('rest passthrough tenant safety', (ctx) => {
     expectError(await d.rest('POST', 'big_bulk2', { body: { n: 4 } }), 409, 'id_exhausted');
   });
 
-  test('a 100,000-row bulk insert of {} takes a handful of statements and keeps defaults', async () => {
+  test('a 100,000-row bulk insert of {} takes about a hundred statements, not one per row, and keeps defaults', async () => {
     await d.createTable('bulk', [
       { name: 'n', type: 'integer', nullable: false, default: 7 },
       { name: 'label', type: 'text', default: 'x' },
@@ -185,7 +185,7 @@ await describeEngines('rest passthrough tenant safety', (ctx) => {
       res = await d.rest('POST', 'bulk', { body: Array.from({ length: 100_000 }, () => ({})), headers: { prefer: 'return=minimal, count=exact' } });
     } finally {
       const statements = counter.stop();
-      assert.ok(statements <= 20, `${statements} statements`);
+      assert.ok(statements <= 150, `${statements} statements`); // 1024 rows a statement
     }
     assert.equal(res.status, 201, JSON.stringify(res.body));
     assert.equal(res.headers['content-range'], '0-99999/100000');

@@ -9,10 +9,22 @@ import type { Returning, Scope, Written } from './scope.ts';
 
 /** Bound parameters in one statement: SQLite's limit (SQLITE_MAX_VARIABLE_NUMBER); PostgreSQL's is 65535. */
 export const MAX_BOUND_PARAMS = 32766;
+/** Rows in one statement: past this, fewer statements save little, while one statement holds its
+ * connection longer and a prepared statement grows with it. */
+export const MAX_ROWS_PER_STATEMENT = 1024;
 
-function chunks<T>(items: T[], size: number): T[][] {
+/**
+ * Slices of at most `max` rows whose sizes are powers of two: the engines cache prepared statements
+ * by their text, so a table sees a dozen statement shapes rather than one per row count.
+ */
+function slices<T>(items: T[], max: number): T[][] {
   const out: T[][] = [];
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  for (let i = 0; i < items.length; ) {
+    let size = 1;
+    while (size * 2 <= Math.min(max, items.length - i)) size *= 2;
+    out.push(items.slice(i, i + size));
+    i += size;
+  }
   return out;
 }
 
@@ -31,15 +43,15 @@ export class Inserter {
   constructor(private readonly engine: Engine) {}
 
   /**
-   * Plain INSERT of complete rows (every row of a run has the same keys, in the same order), in as
-   * few statements as the parameter limit allows. After explicit ids the engine's id generator is
-   * moved past them before any row needs a generated id.
+   * Plain INSERT of complete rows (every row of a run has the same keys, in the same order), in
+   * multi-row statements within the parameter limit. After explicit ids the engine's id generator
+   * is moved past them before any row needs a generated id.
    */
   async rows(tx: Db, scope: Scope, rows: RowValues[], ret: Returning, out: Written): Promise<void> {
     for (const run of runsById(rows)) {
       const width = Math.max(1, run[0]!.size);
-      const perStatement = Math.max(1, Math.floor((MAX_BOUND_PARAMS - ret.params.length) / width));
-      for (const part of chunks(run, perStatement)) scope.collect(await this.statement(tx, scope, part, ret, null), ret, out);
+      const max = Math.min(MAX_ROWS_PER_STATEMENT, Math.floor((MAX_BOUND_PARAMS - ret.params.length) / width));
+      for (const part of slices(run, max)) scope.collect(await this.statement(tx, scope, part, ret, null), ret, out);
       if (run[0]!.has('id')) await this.engine.dialect.afterExplicitIds(tx, scope.t);
     }
   }
