@@ -44,6 +44,15 @@ export function invalidFilter(param: string, text: string, reason: string, posit
   return new RestQueryError(400, 'invalid_filter', `The filter '${clip(param)}' is malformed (${reason}).`, details);
 }
 
+/** 400 pattern_too_long: a like/ilike pattern longer than `limit` characters (code points). */
+export function patternTooLong(param: string, column: string, limit: number): RestQueryError {
+  return new RestQueryError(400, 'pattern_too_long', `The like pattern for '${clip(column)}' is longer than ${limit} characters.`, {
+    param: clip(param),
+    column: clip(column),
+    limit,
+  });
+}
+
 /** 400 unknown_column: a name that is not a column of the table. */
 export function unknownColumn(column: string): RestQueryError {
   return new RestQueryError(400, 'unknown_column', `'${clip(column)}' is not a column of this table.`, { column });

@@ -1,12 +1,15 @@
 // Column filters (`col=[not.]op.value`) and logic trees (`or=(a.eq.1,and(b.is.null,c.lt.3))`).
 // The logic-tree reader is a small hand-written scanner: linear time, recursion bounded by MAX_DEPTH.
-import { invalidFilter, tooComplex, unknownColumn } from './errors.ts';
+import { invalidFilter, patternTooLong, tooComplex, unknownColumn } from './errors.ts';
+import { LIKE_PATTERN_MAX_CHARS } from '../lib/like-limits.ts';
+import { charLength } from '../lib/validate.ts';
 import {
   type ColumnInfo,
   type FilterOp,
   type IsValue,
   type Value,
   FILTER_OPS,
+  IS_VALUES,
   checkOperator,
   coerceIs,
   coerceOperand,
@@ -54,6 +57,16 @@ function buildCond(col: ColumnInfo, op: FilterOp, negated: boolean, operand: str
   const text = operand as string;
   if (op === 'is') return { kind: 'cond', column: col.name, op, negated, value: coerceIs(col, text) };
   return { kind: 'cond', column: col.name, op, negated, value: coerceOperand(col, op, text) };
+}
+
+/**
+ * Operand checks that need no schema, so they come with the syntax: an `is` operand is a keyword
+ * (`fail`s as malformed otherwise), and a like/ilike pattern is bounded before any database work.
+ */
+function checkOperand(param: string, column: string, op: FilterOp, operand: string, fail: (reason: string) => never): void {
+  if (op === 'is' && !IS_VALUES.has(operand.trim().toLowerCase())) fail("'is' takes null, not_null, true, false or unknown");
+  if ((op === 'like' || op === 'ilike') && operand.length > LIKE_PATTERN_MAX_CHARS && charLength(operand) > LIKE_PATTERN_MAX_CHARS)
+    throw patternTooLong(param, column, LIKE_PATTERN_MAX_CHARS);
 }
 
 /** A cursor over one parameter value. */
@@ -185,7 +198,11 @@ export function scanColumnFilter(key: string, value: string, ctx: FilterContext)
     return { kind: 'cond', param: key, column: key, op: 'in', negated: split.negated, operand: items };
   }
   // Top-level values are raw (PostgREST): quotes, commas and parentheses are part of the value.
-  return { kind: 'cond', param: key, column: key, op: split.op, negated: split.negated, operand: value.slice(split.restAt) };
+  const operand = value.slice(split.restAt);
+  checkOperand(key, key, split.op, operand, (reason) => {
+    throw invalidFilter(key, value, reason, split.restAt);
+  });
+  return { kind: 'cond', param: key, column: key, op: split.op, negated: split.negated, operand };
 }
 
 /** Syntax of a logic parameter: key `and` | `or` | `not.and` | `not.or`, value `(item,item,...)`. */
@@ -274,6 +291,12 @@ function readItem(sc: Scanner, ctx: FilterContext, tree: { conditions: number },
   tree.conditions++;
   if (tree.conditions > MAX_TREE_CONDITIONS) throw tooComplex(sc.param, 'too_many_conditions_in_logic_tree', MAX_TREE_CONDITIONS);
   countCondition(ctx, sc.param);
+  const at = sc.i;
   const operand = op === 'in' ? sc.readList() : sc.readElement();
+  if (typeof operand === 'string')
+    checkOperand(sc.param, field, op as FilterOp, operand, (reason) => {
+      sc.i = at;
+      return sc.fail(reason);
+    });
   return { kind: 'cond', param: sc.param, column: field, op: op as FilterOp, negated, operand };
 }

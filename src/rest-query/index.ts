@@ -8,7 +8,14 @@
 // - Filters: every filter's syntax (400 invalid_filter) is checked before columns (400 unknown_column)
 //   and values (422 invalid_value). Top-level values are raw (quotes, commas, parens are literal); only `in` lists and logic-tree values honour "double quotes" with
 //   backslash escapes. `in.()` is the empty list (matches nothing).
-// - `is`: null | not_null | true | false | unknown, case-insensitive; the last three need a boolean column.
+// - Syntax (400 invalid_filter) is what needs no schema: operators, `in` lists, logic trees, and the
+//   `is` operand, a keyword: null | not_null | true | false | unknown, case-insensitive (`is.maybe`:
+//   400, as PostgREST). Whether a well-formed value fits the column is 422 invalid_value naming the
+//   column: `eq.abc` on an integer, invalid JSON on a json column, `is.true` on a non-boolean column,
+//   like/ilike on a non-text column.
+// - like / ilike patterns longer than LIKE_PATTERN_MAX_CHARS (256) characters (code points, after
+//   URL decoding and unquoting) are 400 pattern_too_long { param, column, limit }, checked with the
+//   syntax, so before any query runs, at the top level and inside logic trees.
 // - Booleans accept true/false/t/f/1/0 (case-insensitive). Integers: decimal digits, safe integers.
 //   Numbers: finite decimals with optional exponent (no NaN/Infinity). Numeric, boolean, date and
 //   timestamp values may carry surrounding whitespace; text values are exact.

@@ -40,6 +40,8 @@ export function parseSelect(raw: string, columns: readonly ColumnInfo[]): Select
       alias = t.slice(0, colon).trim();
       name = t.slice(colon + 1).trim();
       if (!ALIAS.test(alias)) throw invalidSelect(t, 'an alias must be an identifier: [A-Za-z_][A-Za-z0-9_]*');
+      // assigning `__proto__` on a plain object (a client's row) replaces its prototype
+      if (alias === '__proto__') throw invalidSelect(t, "'__proto__' cannot be an output name");
       if (name === '') throw invalidSelect(t, 'missing column after the alias');
     } else {
       alias = name = t;

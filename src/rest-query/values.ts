@@ -135,21 +135,14 @@ export function checkOperator(col: ColumnInfo, op: FilterOp): void {
   if (col.type === 'json' && op !== 'eq' && op !== 'neq' && op !== 'is') throw invalidValue(col.name, `${op}_not_supported_on_json`);
 }
 
-/** `is` operand: null, not_null, true, false, unknown (case-insensitive); the last three only on boolean columns. */
+/** `is` operands, a keyword of the filter grammar (case-insensitive): anything else is 400 invalid_filter. */
+export const IS_VALUES: ReadonlySet<string> = new Set<IsValue>(['null', 'not_null', 'true', 'false', 'unknown']);
+
+/** `is` operand (already checked against IS_VALUES): true, false and unknown need a boolean column. */
 export function coerceIs(col: ColumnInfo, text: string): IsValue {
-  const v = text.trim().toLowerCase();
-  switch (v) {
-    case 'null':
-    case 'not_null':
-      return v;
-    case 'true':
-    case 'false':
-    case 'unknown':
-      if (col.type !== 'boolean') throw invalidValue(col.name, 'is_boolean_requires_boolean_column');
-      return v;
-    default:
-      throw invalidValue(col.name, 'invalid_is_value');
-  }
+  const v = text.trim().toLowerCase() as IsValue;
+  if (v !== 'null' && v !== 'not_null' && col.type !== 'boolean') throw invalidValue(col.name, 'is_boolean_requires_boolean_column');
+  return v;
 }
 
 /** like/ilike: the PostgREST `*` wildcard becomes `%`; the pattern stays a string. */

@@ -48,7 +48,8 @@ export function checkValue(type: ColumnType, value: unknown): CheckResult {
 function canonical(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(canonical);
   if (value !== null && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
+    // null prototype: a `__proto__` key of the value is data like any other key
+    const out: Record<string, unknown> = Object.create(null);
     for (const k of Object.keys(value).sort(jsonbKeyOrder)) out[k] = canonical((value as Record<string, unknown>)[k]);
     return out;
   }

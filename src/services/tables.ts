@@ -61,11 +61,14 @@ export const ID_COLUMN: Column = {
   primary_key: true,
 };
 
-const SPECIAL_DEFAULTS: Record<string, ColumnType[]> = {
-  'now()': ['timestamp', 'date'],
-  '$auth.id': ['integer'],
-  '$auth.email': ['text'],
-};
+// A Map, not an object literal: a text default such as "constructor" or "__proto__" must not find
+// Object.prototype's members.
+const SPECIAL_DEFAULTS = new Map<string, ColumnType[]>([
+  ['now()', ['timestamp', 'date']],
+  ['$auth.id', ['integer']],
+  ['$auth.email', ['text']],
+]);
+const isMarker = (v: unknown): boolean => typeof v === 'string' && SPECIAL_DEFAULTS.has(v);
 
 // Names an engine keeps for itself: refused on every engine so that a table definition works
 // the same on SQLite and PostgreSQL.
@@ -78,6 +81,9 @@ export function checkName(raw: unknown, field: string, what: 'table' | 'column')
   const prefix = RESERVED_PREFIXES.find((p) => raw.startsWith(p));
   if (prefix) throw invalid(field, 'reserved_name', `Names starting with ${prefix} are reserved.`, 'invalid_name');
   if (what === 'column' && RESERVED_COLUMNS.has(raw)) throw invalid(field, 'reserved_name', `The column name '${raw}' is reserved.`, 'invalid_name');
+  // Rows travel as plain JavaScript objects (request bodies, driver rows, responses, clients), where
+  // assigning the key `__proto__` replaces the prototype instead of setting a value.
+  if (raw === '__proto__') throw invalid(field, 'reserved_name', `The ${what} name '__proto__' is reserved: it is not a usable key of a JavaScript object.`, 'invalid_name');
   return raw;
 }
 
@@ -88,7 +94,7 @@ function checkColumnDef(input: ColumnDefInput, field: string): ColumnDef {
   const type = input.type as ColumnType;
   let dflt: unknown = input.default === undefined ? null : input.default;
   if (dflt !== null) {
-    const special = typeof dflt === 'string' ? SPECIAL_DEFAULTS[dflt] : undefined;
+    const special = typeof dflt === 'string' ? SPECIAL_DEFAULTS.get(dflt) : undefined;
     if (special && special.includes(type)) {
       // kept as the marker string; filled in at insert time
     } else if (special) {
@@ -230,7 +236,7 @@ export class TableService {
     const adds = (input.add_columns ?? []).map((c, i) => checkColumnDef(c, `add_columns[${i}]`));
     for (const a of adds) {
       if (finalNames.has(a.name)) throw conflict('duplicate_column', `A column named '${a.name}' already exists.`, { column: a.name });
-      if (!a.nullable && (a.default === null || typeof a.default === 'string' && a.default in SPECIAL_DEFAULTS))
+      if (!a.nullable && (a.default === null || isMarker(a.default)))
         throw invalid(`add_columns.${a.name}`, 'default_required', `A non-nullable column added to an existing table needs a literal default.`);
       finalNames.add(a.name);
     }
@@ -259,7 +265,7 @@ export class TableService {
           const stored: StoredColumn = { ...a, index_name: a.unique || a.indexed ? `bp_${newId()}` : null };
           const add = dialect.addColumn(tx.t(table), quoteIdent(a.name), a.type, !a.nullable);
           await tx.run(add.add);
-          const literal = a.default !== null && !(typeof a.default === 'string' && a.default in SPECIAL_DEFAULTS);
+          const literal = a.default !== null && !isMarker(a.default);
           if (literal) await tx.run(`UPDATE ${tx.t(table)} SET ${quoteIdent(a.name)} = ?`, [toParam(a.type, a.default)]);
           if (add.afterBackfill) await tx.run(add.afterBackfill);
           await this.createIndex(tx, table, stored);

@@ -246,6 +246,19 @@ await describeEngines('tables', (ctx) => {
     assert.deepEqual((await rows(t, f.pid, 'alpha')).map((r) => Number(r.id)), [1]);
   });
 
+  test('text defaults named like Object.prototype members are ordinary literals', async () => {
+    const t = ctx();
+    const f = await setup(t);
+    const names = ['constructor', '__proto__', 'toString', 'hasOwnProperty'];
+    const res = await f.create({ name: 'protos', columns: names.map((v, i) => ({ name: `c${i}`, type: 'text', default: v })) });
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+    assert.deepEqual(res.body.columns.slice(1).map((c: { default: unknown }) => c.default), names);
+    await insert(t, f.pid, 'protos', { c0: 'x' });
+    const added = await f.patch(res.body.id, { add_columns: [{ name: 'late', type: 'text', nullable: false, default: 'valueOf' }] });
+    assert.equal(added.status, 200, JSON.stringify(added.body));
+    assert.deepEqual((await rows(t, f.pid, 'protos', '"late"')).map((r) => r.late), ['valueOf'], 'backfilled as a literal');
+  });
+
   test('SQL keywords and odd-but-valid names are ordinary table and column names', async () => {
     const t = ctx();
     const f = await setup(t);
@@ -337,6 +350,7 @@ await describeEngines('tables', (ctx) => {
     ['accented letter', { name: 'café', columns: [] }, 422, 'invalid_name'],
     ['reserved _bp_ prefix', { name: '_bp_x', columns: [] }, 422, 'invalid_name'],
     ['internal table _bp_tables', { name: '_bp_tables', columns: [] }, 422, 'invalid_name'],
+    ['table named __proto__', { name: '__proto__', columns: [] }, 422, 'invalid_name'],
     ['number name', { name: 5, columns: [] }, 422, 'validation_failed'],
     ['null name', { name: null, columns: [] }, 422, 'validation_failed'],
     ['missing name', { columns: [] }, 422, 'validation_failed'],
@@ -349,6 +363,7 @@ await describeEngines('tables', (ctx) => {
     ['column with SQL', C({ name: 'a) ; drop table existing; --', type: 'text' }), 422, 'invalid_name'],
     ['column with quote', C({ name: 'a"', type: 'text' }), 422, 'invalid_name'],
     ['column Cyrillic', C({ name: '\u0430', type: 'text' }), 422, 'invalid_name'],
+    ['column named __proto__', C({ name: '__proto__', type: 'text' }), 422, 'invalid_name'],
     ['64-char column', C({ name: 'c'.repeat(64), type: 'text' }), 422, 'validation_failed'],
     ['empty column name', C({ name: '', type: 'text' }), 422, 'validation_failed'],
     ['missing column name', C({ type: 'text' }), 422, 'validation_failed'],
@@ -655,6 +670,8 @@ await describeEngines('tables', (ctx) => {
     ['rename to id', { rename_columns: { a: 'id' } }, 422, 'invalid_name'],
     ['rename to uppercase', { rename_columns: { a: 'Alpha' } }, 422, 'invalid_name'],
     ['rename to _bp_', { rename_columns: { a: '_bp_a' } }, 422, 'invalid_name'],
+    ['rename to __proto__', { rename_columns: { a: '__proto__' } }, 422, 'invalid_name'],
+    ['rename a __proto__ key', { rename_columns: JSON.parse('{"__proto__": "z"}') }, 422, 'unknown_column'],
     ['rename to a 64-char name', { rename_columns: { a: 'z'.repeat(64) } }, 422, 'validation_failed'],
     ['rename to a number', { rename_columns: { a: 5 } }, 422, 'validation_failed'],
     ['rename_columns an array', { rename_columns: [['a', 'z']] }, 422, 'validation_failed'],
@@ -664,6 +681,7 @@ await describeEngines('tables', (ctx) => {
     ['add onto a rename target', { rename_columns: { a: 'n' }, add_columns: [{ name: 'n', type: 'text' }] }, 409, 'duplicate_column'],
     ['add id', { add_columns: [{ name: 'id', type: 'integer' }] }, 422, 'invalid_name'],
     ['add an invalid name', { add_columns: [{ name: 'New Col', type: 'text' }] }, 422, 'invalid_name'],
+    ['add __proto__', { add_columns: [{ name: '__proto__', type: 'text' }] }, 422, 'invalid_name'],
     ['add non-nullable without default', { add_columns: [{ name: 'n', type: 'text', nullable: false }] }, 422, 'validation_failed'],
     ['add non-nullable with now()', { add_columns: [{ name: 'n', type: 'timestamp', nullable: false, default: 'now()' }] }, 422, 'validation_failed'],
     ['add non-nullable with $auth.id', { add_columns: [{ name: 'n', type: 'integer', nullable: false, default: '$auth.id' }] }, 422, 'validation_failed'],
@@ -675,6 +693,7 @@ await describeEngines('tables', (ctx) => {
     ['rename table to an existing name', { name: 'other' }, 409, 'duplicate_table'],
     ['rename table to an invalid name', { name: 'Items' }, 422, 'invalid_name'],
     ['rename table to _bp_tables', { name: '_bp_tables' }, 422, 'invalid_name'],
+    ['rename table to __proto__', { name: '__proto__' }, 422, 'invalid_name'],
     ['rename table to a 64-char name', { name: 't'.repeat(64) }, 422, 'validation_failed'],
     ['rename table to null', { name: null }, 422, 'validation_failed'],
     ['unknown field', { name: 'items2', columns: [] }, 422, 'unknown_field'],

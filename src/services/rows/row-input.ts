@@ -14,6 +14,17 @@ export function invalidValue(column: string, reason: string): AppError {
   return new AppError(422, 'invalid_value', `The value for column '${column}' is invalid (${reason}).`, { column, reason });
 }
 
+/** The largest explicit id: the engines generate the largest id + 1 next, which must still be an
+ * exact JavaScript integer (at most 2^53 - 1). */
+const MAX_EXPLICIT_ID = Number.MAX_SAFE_INTEGER - 1;
+
+const idTooLarge = () =>
+  new AppError(422, 'invalid_value', `The value for column 'id' is invalid (above ${MAX_EXPLICIT_ID}, the next generated id would not be exact).`, {
+    column: 'id',
+    reason: 'id_too_large',
+    max: MAX_EXPLICIT_ID,
+  });
+
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
@@ -46,7 +57,8 @@ export function checkObject(body: unknown, opts: InputOptions): RowValues {
     const value = body[key];
     if (key === 'id') {
       if (!opts.allowId) throw new AppError(422, 'read_only_column', "The column 'id' cannot be changed.", { column: 'id' });
-      if (value === null || typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) throw invalidValue('id', 'expected_positive_integer');
+      if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) throw invalidValue('id', 'expected_positive_integer');
+      if (value > MAX_EXPLICIT_ID) throw idTooLarge();
       out.set('id', value);
       continue;
     }

@@ -1,23 +1,26 @@
 // The REST passthrough (SPEC 4.5, CONTRACT §5): PostgREST grammar in, rows out, with the key's
 // permissions and the row-level-security policies applied on every route.
-import type { ColumnType, Db, Engine, SqlParam } from '../../storage/engine.ts';
+//
+// Row security follows PostgreSQL's: a write that reads existing values (the filter of PATCH and
+// DELETE, the id of a per-row route, the existing row of an upsert) touches only rows that pass the
+// SELECT policies too, and returns only rows that pass them after the write. Reading existing values
+// needs the key's `select` permission (PostgreSQL: WHERE and RETURNING need SELECT), so without it a
+// write gets no count and no representation, cannot ask for a single object, and filters by id only.
+import type { Db, Engine, SqlParam } from '../../storage/engine.ts';
 import { quoteIdent, UniqueViolation, NotNullViolation } from '../../storage/engine.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { AppError, badRequest, conflict, forbidden, notFound } from '../../errors.ts';
-import { parseQuery, parsePrefer, resolveRange, contentRange, type ParsedQuery, type Prefer, type SelectItem } from '../../rest-query/index.ts';
-import type { ColumnDef, TableInfo, TableService } from '../tables.ts';
+import { parseQuery, parsePrefer, resolveRange, contentRange, type Filter, type ParsedQuery, type Prefer, type SelectItem } from '../../rest-query/index.ts';
+import type { ColumnDef, TableService } from '../tables.ts';
 import type { AuthContext } from '../end-users.ts';
 import type { KeyCaller, Permission } from '../keys.ts';
-import { fromStored, toParam } from '../column-values.ts';
+import { toParam } from '../column-values.ts';
 import { compileFilter, type Sql } from './filter-sql.ts';
 import { checkObject, completeForInsert, completeForReplace, invalidValue, parseBodyRows, type RowValues } from './row-input.ts';
+import { Scope, rlsViolation, type PolicyFilterSource, type Operation, type Returning, type Written } from './scope.ts';
+import { Inserter } from './insert.ts';
 
-export type Operation = 'SELECT' | 'INSERT' | 'UPDATE' | 'DELETE';
-
-/** Where the row filters of the policies come from (the policies service). null: no policy, open. */
-export interface PolicyFilterSource {
-  rowFilters(db: Db, table: TableInfo, auth: AuthContext | null): Promise<(op: Operation) => Sql | null>;
-}
+export type { Operation, PolicyFilterSource };
 
 export interface RestRequest {
   projectId: string;
@@ -40,7 +43,6 @@ export interface RestResponse {
 }
 
 const OBJECT_MEDIA = 'application/vnd.pgrst.object+json';
-const ID_CHUNK = 500;
 
 const PERMISSION_OF: Record<RestRequest['method'], Permission> = {
   GET: 'select',
@@ -51,54 +53,11 @@ const PERMISSION_OF: Record<RestRequest['method'], Permission> = {
   DELETE: 'delete',
 };
 
-function chunks<T>(items: T[], size: number): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
-  return out;
-}
-
-const rlsViolation = () => forbidden('rls_violation', 'The row violates a row-level security policy; nothing was written.');
 const notSingle = (n: number) => new AppError(406, 'not_single', 'JSON object requested, multiple (or no) rows returned.', `The result contains ${n} rows`);
+const needsSelect = (why: string) => forbidden('insufficient_permission', `${why} It needs the 'select' permission.`, { permission: 'select' });
 
-/** One request's view of a table: columns, types, policy filters (loaded once per operation). */
-class Scope {
-  readonly types: Map<string, ColumnType>;
-  private filters: Promise<(op: Operation) => Sql | null> | null = null;
-
-  constructor(
-    readonly db: Db,
-    readonly table: TableInfo,
-    readonly engine: Engine,
-    private readonly policies: PolicyFilterSource,
-    readonly auth: AuthContext | null,
-  ) {
-    this.types = new Map<string, ColumnType>([['id', 'integer'], ...table.columns.map((c) => [c.name, c.type] as [string, ColumnType])]);
-  }
-
-  get t(): string {
-    return this.db.t(this.table.name);
-  }
-
-  /** The operation's policy filter; the table's policies are read once per request (inside the
-   * write's transaction when `db` is one). */
-  async policy(op: Operation, db: Db = this.db): Promise<Sql | null> {
-    this.filters ??= this.policies.rowFilters(db, this.table, this.auth);
-    return (await this.filters)(op);
-  }
-
-  selectList(select: SelectItem[] | null): { sql: string; items: SelectItem[] } {
-    const items = select ?? [{ column: 'id', alias: 'id' }, ...this.table.columns.map((c) => ({ column: c.name, alias: c.name }))];
-    return { sql: items.map((i) => `${quoteIdent(i.column)} AS ${quoteIdent(i.alias)}`).join(', '), items };
-  }
-
-  decode(rows: Record<string, unknown>[], items: SelectItem[]): Record<string, unknown>[] {
-    return rows.map((r) => {
-      const out: Record<string, unknown> = {};
-      for (const i of items) out[i.alias] = fromStored(this.engine.kind, this.types.get(i.column)!, r[i.alias]);
-      return out;
-    });
-  }
-}
+/** Whether a filter reads no column but `id`. */
+const onlyId = (f: Filter): boolean => (f.kind === 'cond' ? f.column === 'id' : f.items.every(onlyId));
 
 function where(parts: (Sql | null)[]): Sql {
   const present = parts.filter((p): p is Sql => p !== null);
@@ -106,14 +65,25 @@ function where(parts: (Sql | null)[]): Sql {
   return { sql: ` WHERE ${present.map((p) => `(${p.sql})`).join(' AND ')}`, params: present.flatMap((p) => p.params) };
 }
 
+/** How a write answers: its status, default return, and whether one row is the whole answer. */
+interface ReplyShape {
+  status: 200 | 201;
+  defaultReturn: 'representation' | 'minimal';
+  single: boolean;
+}
+
 export class RowService {
+  private readonly inserter: Inserter;
+
   constructor(
     private readonly engine: Engine,
     private readonly tables: TableService,
     private readonly policies: PolicyFilterSource,
     private readonly clock: Clock,
     private readonly maxRows: number,
-  ) {}
+  ) {
+    this.inserter = new Inserter(engine);
+  }
 
   async handle(r: RestRequest): Promise<RestResponse> {
     const needed = PERMISSION_OF[r.method];
@@ -122,8 +92,7 @@ export class RowService {
     if (!table) throw notFound('table');
     const db = await this.engine.data(r.projectId);
     const scope = new Scope(db, table, this.engine, this.policies, r.auth);
-    const columns = [...scope.types].map(([name, type]) => ({ name, type }));
-    const q = parseQuery(r.query, columns);
+    const q = parseQuery(r.query, [...scope.types].map(([name, type]) => ({ name, type })));
     const prefer = parsePrefer(r.prefer);
     const single = (r.accept ?? '').toLowerCase().includes(OBJECT_MEDIA);
     let rowId: number | null = null;
@@ -131,6 +100,7 @@ export class RowService {
       if (!/^[1-9]\d{0,15}$/.test(r.rowId) || !Number.isSafeInteger(Number(r.rowId))) throw notFound('row');
       rowId = Number(r.rowId);
     }
+    if (r.method !== 'GET' && r.method !== 'HEAD') this.refuseBlindReads(r, q, single, rowId);
     try {
       switch (r.method) {
         case 'GET':
@@ -150,6 +120,16 @@ export class RowService {
       if (err instanceof NotNullViolation) throw invalidValue(err.column ?? 'unknown', 'not_null');
       throw err;
     }
+  }
+
+  /** A write by a key without `select` must not read existing values beyond ids: a single object
+   * would return a row (406 or 200 would tell whether a hidden value matched), and a filter on other
+   * columns would let errors that depend on the matched rows (a unique violation, a policy check)
+   * tell their values. Ids are no secret: inserting an explicit id already tells whether it exists. */
+  private refuseBlindReads(r: RestRequest, q: ParsedQuery, single: boolean, rowId: number | null): void {
+    if (r.key.permissions.has('select')) return;
+    if (single) throw needsSelect('A single-object response returns the written row.');
+    if (rowId === null && q.filter && !onlyId(q.filter)) throw needsSelect('A filter on columns other than id reads existing values.');
   }
 
   private orderSql(scope: Scope, q: ParsedQuery): string {
@@ -172,12 +152,13 @@ export class RowService {
   private async list(scope: Scope, q: ParsedQuery, prefer: Prefer, rangeHeader: string | undefined, single: boolean): Promise<RestResponse> {
     const { limit, offset } = resolveRange({ limit: q.limit, offset: q.offset, rangeHeader, maxRows: this.maxRows });
     const w = where([this.filterSql(scope, q), await scope.policy('SELECT')]);
-    const sel = scope.selectList(q.select);
-    const raw = await scope.db.all<Record<string, unknown>>(
-      `SELECT ${sel.sql} FROM ${scope.t}${w.sql}${this.orderSql(scope, q)} LIMIT ? OFFSET ?`,
-      [...w.params, limit, offset],
-    );
-    const rows = scope.decode(raw, sel.items);
+    const p = scope.projection(q.select);
+    const raw = await scope.db.all<Record<string, unknown>>(`SELECT ${p.sql} FROM ${scope.t}${w.sql}${this.orderSql(scope, q)} LIMIT ? OFFSET ?`, [
+      ...w.params,
+      limit,
+      offset,
+    ]);
+    const rows = raw.map((x) => scope.decode(x, p.items));
     let total: number | null = null;
     if (prefer.count === 'exact') {
       const c = await scope.db.get<{ n: number }>(`SELECT count(*) AS n FROM ${scope.t}${w.sql}`, w.params);
@@ -194,140 +175,105 @@ export class RowService {
 
   private async getOne(scope: Scope, q: ParsedQuery, id: number): Promise<RestResponse> {
     const w = where([{ sql: '"id" = ?', params: [id] }, await scope.policy('SELECT')]);
-    const sel = scope.selectList(q.select);
-    const raw = await scope.db.get<Record<string, unknown>>(`SELECT ${sel.sql} FROM ${scope.t}${w.sql}`, w.params);
+    const p = scope.projection(q.select);
+    const raw = await scope.db.get<Record<string, unknown>>(`SELECT ${p.sql} FROM ${scope.t}${w.sql}`, w.params);
     if (!raw) throw notFound('row');
-    return { status: 200, body: scope.decode([raw], sel.items)[0], headers: {} };
+    return { status: 200, body: scope.decode(raw, p.items), headers: {} };
   }
 
-  /** Rows just written, as the caller may see them: needs `select` and passes the SELECT policies. */
-  private async readBack(tx: Db, scope: Scope, key: KeyCaller, ids: number[], select: SelectItem[] | null): Promise<Record<string, unknown>[]> {
-    if (!key.permissions.has('select') || ids.length === 0) return [];
-    const policy = await scope.policy('SELECT', tx);
-    const sel = scope.selectList(select);
-    const out: Record<string, unknown>[] = [];
-    for (const part of chunks(ids, ID_CHUNK)) {
-      const w = where([{ sql: `"id" IN (${part.map(() => '?').join(', ')})`, params: part }, policy]);
-      out.push(...(await tx.all<Record<string, unknown>>(`SELECT ${sel.sql} FROM ${scope.t}${w.sql} ORDER BY "id"`, w.params)));
-    }
-    return scope.decode(out, sel.items);
+  /** The rows to return after a write, if any: representation asked (or the default) and `select` held. */
+  private show(q: ParsedQuery, prefer: Prefer, r: RestRequest, shape: ReplyShape): { select: SelectItem[] | null } | null {
+    const wanted = (prefer.return ?? shape.defaultReturn) === 'representation';
+    return wanted && r.key.permissions.has('select') ? { select: q.select } : null;
   }
 
-  /** WITH CHECK: every written row must satisfy the operation's policies, or the whole write rolls back. */
-  private async postCheck(tx: Db, scope: Scope, op: Operation, ids: number[]): Promise<void> {
-    const policy = await scope.policy(op, tx);
-    if (!policy || ids.length === 0) return;
-    for (const part of chunks(ids, ID_CHUNK)) {
-      const c = await tx.get<{ n: number }>(`SELECT count(*) AS n FROM ${scope.t} WHERE "id" IN (${part.map(() => '?').join(', ')}) AND (${policy.sql})`, [
-        ...part,
-        ...policy.params,
-      ]);
-      if (Number(c?.n ?? 0) !== part.length) throw rlsViolation();
-    }
+  /** The rows a PATCH, PUT or DELETE touches: its filter (or id), the operation's policies and,
+   * since it reads existing values, the SELECT policies. */
+  private async target(tx: Db, scope: Scope, q: ParsedQuery, rowId: number | null, op: Operation): Promise<Sql> {
+    const chosen: Sql = rowId !== null ? { sql: '"id" = ?', params: [rowId] } : this.filterSql(scope, q)!;
+    return where([chosen, await scope.policy(op, tx), await scope.policy('SELECT', tx)]);
   }
 
-  private params(scope: Scope, row: RowValues): { cols: string[]; values: SqlParam[] } {
-    const cols: string[] = [];
-    const values: SqlParam[] = [];
-    for (const [name, v] of row) {
-      cols.push(name);
-      values.push(toParam(scope.types.get(name)!, v));
-    }
-    return { cols, values };
+  /** A write's RETURNING rows to a result: 404 for a per-row route that touched nothing, 406 for a
+   * single object that is not exactly one row. */
+  private finish(written: Written, rowId: number | null, single: boolean): Written {
+    if (rowId !== null && written.count === 0) throw notFound('row');
+    if (single && written.count !== 1) throw notSingle(written.count);
+    written.rows.sort((a, b) => a.id - b.id);
+    return written;
   }
 
-  private writeReply(status: number, rows: Record<string, unknown>[], count: number, prefer: Prefer, single: boolean, defaultReturn: 'representation' | 'minimal', perRow: boolean): RestResponse {
-    const ret = prefer.return ?? defaultReturn;
+  private writeReply(written: Written, prefer: Prefer, r: RestRequest, shape: ReplyShape): RestResponse {
     const headers: Record<string, string> = {};
     const applied: string[] = [];
     if (prefer.return) applied.push(`return=${prefer.return}`);
-    if (prefer.count === 'exact') {
+    if (prefer.count === 'exact' && r.key.permissions.has('select')) {
       applied.push('count=exact');
-      headers['Content-Range'] = contentRange(0, count, count);
+      headers['Content-Range'] = contentRange(0, written.count, written.count);
     }
     if (prefer.resolution) applied.push(`resolution=${prefer.resolution}`);
     if (prefer.missing) applied.push(`missing=${prefer.missing}`);
     if (applied.length) headers['Preference-Applied'] = applied.join(', ');
-    if (ret !== 'representation') return { status: status === 201 ? 201 : 204, headers };
-    if (single || perRow) {
-      if (rows.length === 0 && perRow) return { status: 204, headers };
-      return { status, body: rows[0], headers };
-    }
-    return { status, body: rows, headers };
+    const empty = { status: shape.status === 201 ? 201 : 204, headers };
+    if ((prefer.return ?? shape.defaultReturn) !== 'representation') return empty;
+    const rows = written.rows.map((x) => x.row);
+    if (!shape.single) return { status: shape.status, body: rows, headers };
+    return rows.length === 0 ? empty : { status: shape.status, body: rows[0], headers };
+  }
+
+  private params(scope: Scope, row: RowValues): { cols: string[]; values: SqlParam[] } {
+    const cols = [...row.keys()];
+    return { cols, values: cols.map((c) => toParam(scope.types.get(c)!, row.get(c))) };
   }
 
   private async insert(scope: Scope, q: ParsedQuery, prefer: Prefer, r: RestRequest, single: boolean): Promise<RestResponse> {
-    const upsert = prefer.resolution;
-    if (upsert === 'merge-duplicates' && !r.key.permissions.has('update'))
+    const mode = prefer.resolution;
+    if (mode === 'merge-duplicates' && !r.key.permissions.has('update'))
       throw forbidden('insufficient_permission', "An upsert that merges duplicates needs the 'update' permission too.", { permission: 'update' });
     const { rows: rawRows } = parseBodyRows(r.body);
     const given = rawRows.map((b) => checkObject(b, { columns: scope.table.columns, allowId: true, only: q.columns }));
     const present = new Set<string>(q.columns ?? given.flatMap((g) => [...g.keys()]));
-    const now = this.clock.now();
-    const full = completeForInsert(given, scope.table.columns, present, prefer.missing === 'default', r.auth, now);
-    let target: string | null = null;
-    if (upsert) {
-      const oc = q.onConflict ?? ['id'];
-      const col = oc.length === 1 ? oc[0]! : null;
-      const def = scope.table.columns.find((c) => c.name === col);
-      if (col === null || (col !== 'id' && !def?.unique))
-        throw new AppError(422, 'invalid_on_conflict', 'on_conflict must name one column that is id or unique.', { on_conflict: oc });
-      target = col;
-    }
-    const result = await scope.db.tx(async (tx) => {
-      const ids: number[] = [];
-      const inserted: number[] = [];
-      const updated: number[] = [];
-      for (let i = 0; i < full.length; i++) {
-        const row = full[i]!;
-        const p = this.params(scope, row);
-        const insertSql = `INSERT INTO ${scope.t} (${p.cols.map(quoteIdent).join(', ')}) VALUES (${p.cols.map(() => '?').join(', ')})`;
-        const key = target !== null ? row.get(target) : null;
-        if (target === null || key === null || key === undefined) {
-          const ret = await tx.get<{ id: number }>(`${insertSql} RETURNING "id"`, p.values);
-          inserted.push(Number(ret!.id));
-          ids.push(Number(ret!.id));
-        } else {
-          // Upsert: the existing row, else an insert that yields to a concurrent one (ON CONFLICT DO
-          // NOTHING), after which the row exists and the loop takes the existing-row path.
-          for (let attempt = 0; ; attempt++) {
-            const existing = await tx.get<{ id: number }>(`SELECT "id" FROM ${scope.t} WHERE ${quoteIdent(target)} = ?`, [toParam(scope.types.get(target)!, key)]);
-            if (existing) {
-              if (upsert === 'ignore-duplicates') break;
-              const id = Number(existing.id);
-              await this.mergeInto(tx, scope, id, new Map([...given[i]!].filter(([k]) => k !== 'id' && k !== target)));
-              updated.push(id);
-              ids.push(id);
-              break;
-            }
-            const ret = await tx.get<{ id: number }>(`${insertSql} ON CONFLICT (${quoteIdent(target)}) DO NOTHING RETURNING "id"`, p.values);
-            if (ret) {
-              inserted.push(Number(ret.id));
-              ids.push(Number(ret.id));
-              break;
-            }
-            if (attempt > 0) throw conflict('unique_violation', 'A row with the same value in a unique column already exists.');
-          }
-        }
-        // keep the engine's id generator ahead of explicit ids before the next row needs one
-        if (row.has('id')) await this.engine.dialect.afterExplicitIds(tx, scope.t);
+    const full = completeForInsert(given, scope.table.columns, present, prefer.missing === 'default', r.auth, this.clock.now());
+    const target = mode ? this.conflictTarget(scope, q) : null;
+    const shape: ReplyShape = { status: 201, defaultReturn: 'representation', single };
+    const show = this.show(q, prefer, r, shape);
+    const written = await scope.db.tx(async (tx) => {
+      const out: Written = { count: 0, rows: [] };
+      const inserted = await scope.returning(tx, 'INSERT', show, true);
+      if (target === null) await this.inserter.rows(tx, scope, full, inserted, out);
+      else {
+        const merged = mode === 'merge-duplicates' ? await scope.returning(tx, 'UPDATE', show, true) : null;
+        for (let i = 0; i < full.length; i++) await this.upsertRow(tx, scope, full[i]!, given[i]!, target, { inserted, merged }, out);
       }
-      await this.postCheck(tx, scope, 'INSERT', inserted);
-      await this.postCheck(tx, scope, 'UPDATE', updated);
-      if (single && ids.length !== 1) throw notSingle(ids.length);
-      const wantRows = (prefer.return ?? 'representation') === 'representation';
-      return { ids, rows: wantRows ? await this.readBack(tx, scope, r.key, ids, q.select) : [] };
+      return this.finish(out, null, single);
     });
-    return this.writeReply(201, result.rows, result.ids.length, prefer, single, 'representation', false);
+    return this.writeReply(written, prefer, r, shape);
   }
 
-  /** The UPDATE half of an upsert: only a row the caller may update; otherwise an RLS violation. */
-  private async mergeInto(tx: Db, scope: Scope, id: number, sent: RowValues): Promise<void> {
-    if (sent.size === 0) return;
-    const p = this.params(scope, sent);
-    const w = where([{ sql: '"id" = ?', params: [id] }, await scope.policy('UPDATE', tx)]);
-    const res = await tx.run(`UPDATE ${scope.t} SET ${p.cols.map((c) => `${quoteIdent(c)} = ?`).join(', ')}${w.sql}`, [...p.values, ...w.params]);
-    if (res.changes === 0) throw rlsViolation();
+  private conflictTarget(scope: Scope, q: ParsedQuery): string {
+    const oc = q.onConflict ?? ['id'];
+    const col = oc.length === 1 ? oc[0]! : null;
+    const def = scope.table.columns.find((c) => c.name === col);
+    if (col === null || (col !== 'id' && !def?.unique))
+      throw new AppError(422, 'invalid_on_conflict', 'on_conflict must name one column that is id or unique.', { on_conflict: oc });
+    return col;
+  }
+
+  /**
+   * One upsert row. merge-duplicates: the existing row is updated if the caller may update and see
+   * it, else inserted; when neither happens the row exists but the policies hide it: 403, as
+   * PostgreSQL's ON CONFLICT DO UPDATE (retried once, for a row inserted concurrently in between).
+   * ignore-duplicates: inserted unless a row with the key exists. Without a key: a plain insert.
+   */
+  private async upsertRow(tx: Db, scope: Scope, row: RowValues, sent: RowValues, target: string, ret: { inserted: Returning; merged: Returning | null }, out: Written): Promise<void> {
+    const key = row.get(target);
+    if (key === null || key === undefined) return this.inserter.rows(tx, scope, [row], ret.inserted, out);
+    for (let attempt = 0; attempt < 2; attempt++) {
+      if (ret.merged && (await this.inserter.merge(tx, scope, target, key, sent, ret.merged, out))) return;
+      if (await this.inserter.ifAbsent(tx, scope, row, target, ret.inserted, out)) return;
+      if (!ret.merged) return;
+    }
+    throw rlsViolation();
   }
 
   private async update(scope: Scope, q: ParsedQuery, prefer: Prefer, r: RestRequest, rowId: number | null, single: boolean): Promise<RestResponse> {
@@ -339,38 +285,34 @@ export class RowService {
     values.delete('id');
     if (values.size === 0) throw new AppError(422, 'empty_update', 'The update names no column.', { reason: 'empty' });
     const p = this.params(scope, values);
-    const result = await scope.db.tx(async (tx) => {
-      const upd = await scope.policy('UPDATE', tx);
-      const target: Sql = rowId !== null ? { sql: '"id" = ?', params: [rowId] } : this.filterSql(scope, q)!;
-      const w = where([target, upd]);
-      const ret = await tx.all<{ id: number }>(
-        `UPDATE ${scope.t} SET ${p.cols.map((c) => `${quoteIdent(c)} = ?`).join(', ')}${w.sql} RETURNING "id"`,
-        [...p.values, ...w.params],
-      );
-      const ids = ret.map((x) => Number(x.id));
-      if (rowId !== null && ids.length === 0) throw notFound('row');
-      await this.postCheck(tx, scope, 'UPDATE', ids);
-      if (single && ids.length !== 1) throw notSingle(ids.length);
-      const wantRows = (prefer.return ?? 'representation') === 'representation';
-      return { ids, rows: wantRows ? await this.readBack(tx, scope, r.key, ids, q.select) : [] };
+    const shape: ReplyShape = { status: 200, defaultReturn: 'representation', single: single || rowId !== null };
+    const show = this.show(q, prefer, r, shape);
+    const written = await scope.db.tx(async (tx) => {
+      const w = await this.target(tx, scope, q, rowId, 'UPDATE');
+      const ret = await scope.returning(tx, 'UPDATE', show, true);
+      const sets = p.cols.map((c) => `${quoteIdent(c)} = ?`).join(', ');
+      const raw = await tx.all<Record<string, unknown>>(`UPDATE ${scope.t} SET ${sets}${w.sql} RETURNING ${ret.sql}`, [...p.values, ...w.params, ...ret.params]);
+      const out: Written = { count: 0, rows: [] };
+      scope.collect(raw, ret, out);
+      return this.finish(out, rowId, single);
     });
-    return this.writeReply(200, result.rows, result.ids.length, prefer, single, 'representation', rowId !== null);
+    return this.writeReply(written, prefer, r, shape);
   }
 
   private async remove(scope: Scope, q: ParsedQuery, prefer: Prefer, r: RestRequest, rowId: number | null, single: boolean): Promise<RestResponse> {
     if (rowId === null && !q.filter) throw badRequest('filter_required', 'DELETE on a table needs at least one filter; whole-table deletes are refused.');
-    const result = await scope.db.tx(async (tx) => {
-      const del = await scope.policy('DELETE', tx);
-      const target: Sql = rowId !== null ? { sql: '"id" = ?', params: [rowId] } : this.filterSql(scope, q)!;
-      const w = where([target, del]);
-      const ids = (await tx.all<{ id: number }>(`SELECT "id" FROM ${scope.t}${w.sql}`, w.params)).map((x) => Number(x.id));
-      if (rowId !== null && ids.length === 0) throw notFound('row');
-      if (single && ids.length !== 1) throw notSingle(ids.length);
-      const rows = prefer.return === 'representation' ? await this.readBack(tx, scope, r.key, ids, q.select) : [];
-      for (const part of chunks(ids, ID_CHUNK)) await tx.run(`DELETE FROM ${scope.t} WHERE "id" IN (${part.map(() => '?').join(', ')})`, part);
-      return { ids, rows };
+    const shape: ReplyShape = { status: 200, defaultReturn: 'minimal', single: single || rowId !== null };
+    const show = this.show(q, prefer, r, shape);
+    const written = await scope.db.tx(async (tx) => {
+      const w = await this.target(tx, scope, q, rowId, 'DELETE');
+      // the rows returned are the deleted ones, whose values the WHERE clause already checked
+      const ret = await scope.returning(tx, null, show, false);
+      const raw = await tx.all<Record<string, unknown>>(`DELETE FROM ${scope.t}${w.sql} RETURNING ${ret.sql}`, [...w.params, ...ret.params]);
+      const out: Written = { count: 0, rows: [] };
+      scope.collect(raw, ret, out);
+      return this.finish(out, rowId, single);
     });
-    return this.writeReply(200, result.rows, result.ids.length, prefer, single, 'minimal', rowId !== null);
+    return this.writeReply(written, prefer, r, shape);
   }
 }
 

@@ -1,0 +1,133 @@
+// One request's view of a table for the passthrough: column types, the policies' row filters, and
+// the SQL that reads rows out (select lists and the RETURNING list of a write).
+import type { ColumnType, Db, Engine } from '../../storage/engine.ts';
+import { quoteIdent } from '../../storage/engine.ts';
+import { AppError, forbidden } from '../../errors.ts';
+import type { SelectItem } from '../../rest-query/index.ts';
+import type { TableInfo } from '../tables.ts';
+import type { AuthContext } from '../end-users.ts';
+import { fromStored } from '../column-values.ts';
+import type { Sql } from './filter-sql.ts';
+
+export type Operation = 'SELECT' | 'INSERT' | 'UPDATE' | 'DELETE';
+
+/** Where the row filters of the policies come from (the policies service). null: no policy, open. */
+export interface PolicyFilterSource {
+  rowFilters(db: Db, table: TableInfo, auth: AuthContext | null): Promise<(op: Operation) => Sql | null>;
+}
+
+/**
+ * A select list whose SQL aliases are positional (`"#0"`, `"#1"`…): no user alias (`__proto__`, or
+ * the name of another column) becomes a key of the driver's row objects or shadows a column in
+ * ORDER BY, and none can be a column name (those match ^[a-z_][a-z0-9_]*$).
+ */
+export interface Projection {
+  sql: string;
+  items: SelectItem[];
+}
+
+/**
+ * What a write's RETURNING carries: the id, whether the written row passes the operation's
+ * policies (`checked`: the post-write check), whether the caller may SELECT it (`filtered`), and
+ * the selected columns (`items`; null when no representation is returned).
+ */
+export interface Returning extends Sql {
+  checked: boolean;
+  filtered: boolean;
+  items: SelectItem[] | null;
+}
+
+/** What a write did: how many rows it touched, and those the caller may see. */
+export interface Written {
+  count: number;
+  rows: { id: number; row: Record<string, unknown> }[];
+}
+
+export const rlsViolation = () => forbidden('rls_violation', 'The row violates a row-level security policy; nothing was written.');
+
+const idExhausted = () =>
+  new AppError(409, 'id_exhausted', 'The table has no exact integer id left for a new row; nothing was written.', {
+    column: 'id',
+    max: Number.MAX_SAFE_INTEGER,
+  });
+
+const truth = (sql: string) => `CASE WHEN (${sql}) THEN 1 ELSE 0 END`;
+
+export class Scope {
+  readonly types: Map<string, ColumnType>;
+  private filters: Promise<(op: Operation) => Sql | null> | null = null;
+
+  constructor(
+    readonly db: Db,
+    readonly table: TableInfo,
+    private readonly engine: Engine,
+    private readonly policies: PolicyFilterSource,
+    readonly auth: AuthContext | null,
+  ) {
+    this.types = new Map<string, ColumnType>([['id', 'integer'], ...table.columns.map((c) => [c.name, c.type] as [string, ColumnType])]);
+  }
+
+  get t(): string {
+    return this.db.t(this.table.name);
+  }
+
+  /** The operation's policy filter; the table's policies are read once per request (inside the
+   * write's transaction when `db` is one). */
+  async policy(op: Operation, db: Db = this.db): Promise<Sql | null> {
+    this.filters ??= this.policies.rowFilters(db, this.table, this.auth);
+    return (await this.filters)(op);
+  }
+
+  projection(select: SelectItem[] | null): Projection {
+    const items = select ?? [{ column: 'id', alias: 'id' }, ...this.table.columns.map((c) => ({ column: c.name, alias: c.name }))];
+    return { sql: items.map((i, n) => `${quoteIdent(i.column)} AS "#${n}"`).join(', '), items };
+  }
+
+  decode(raw: Record<string, unknown>, items: SelectItem[]): Record<string, unknown> {
+    const out: Record<string, unknown> = {};
+    items.forEach((i, n) => {
+      const value = fromStored(this.engine.kind, this.types.get(i.column)!, raw[`#${n}`]);
+      // not `out[alias] = value`: a column named `__proto__` (possible before such names were
+      // refused) must come back as a key rather than replace the object's prototype
+      Object.defineProperty(out, i.alias, { value, enumerable: true, writable: true, configurable: true });
+    });
+    return out;
+  }
+
+  /**
+   * The RETURNING list of a write. `check`: the operation whose policies every written row must
+   * pass. `show`: the `select` of the rows to return, or null for none; `filter`: whether they must
+   * pass the SELECT policies (false when the WHERE clause already applied them to these values).
+   */
+  async returning(tx: Db, check: Operation | null, show: { select: SelectItem[] | null } | null, filter: boolean): Promise<Returning> {
+    const parts = ['"id" AS "#id"'];
+    const params: Sql['params'] = [];
+    const add = (p: Sql | null, alias: string): boolean => {
+      if (!p) return false;
+      parts.push(`${truth(p.sql)} AS "${alias}"`);
+      params.push(...p.params);
+      return true;
+    };
+    const checked = check !== null && add(await this.policy(check, tx), '#ok');
+    const filtered = show !== null && filter && add(await this.policy('SELECT', tx), '#see');
+    let items: SelectItem[] | null = null;
+    if (show !== null) {
+      const p = this.projection(show.select);
+      parts.push(p.sql);
+      items = p.items;
+    }
+    return { sql: parts.join(', '), params, checked, filtered, items };
+  }
+
+  /** Adds a write's RETURNING rows to `into`. A failed post-write check, or a generated id beyond
+   * 2^53 - 1 (no longer an exact JSON number), throws: the transaction rolls back. */
+  collect(raw: Record<string, unknown>[], ret: Returning, into: Written): void {
+    for (const r of raw) {
+      const id = Number(r['#id']);
+      if (!Number.isSafeInteger(id)) throw idExhausted();
+      if (ret.checked && Number(r['#ok']) !== 1) throw rlsViolation();
+      into.count++;
+      if (ret.items && (!ret.filtered || Number(r['#see']) === 1)) into.rows.push({ id, row: this.decode(r, ret.items) });
+    }
+  }
+}

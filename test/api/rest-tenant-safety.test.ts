@@ -1,0 +1,290 @@
+// Tenant safety of the passthrough (issue [D]) on every engine: writes see what SELECT sees, a key
+// without `select` learns nothing from a write, ids stay exact integers, bulk inserts are few
+// statements, and `__proto__` is data, never a prototype.
+import { test, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { describeEngines, expectError, type TestApp } from '../support/app.ts';
+import { dataPlane, type DataPlane, type EndUserFixture } from '../support/data-plane.ts';
+import type { Db } from '../../src/storage/engine.ts';
+
+const MAX = Number.MAX_SAFE_INTEGER; // 2^53 - 1
+const OBJECT = { accept: 'application/vnd.pgrst.object+json' };
+
+/** Counts the statements (and their distinct texts) the service sends to project stores until `stop()`. */
+function countStatements(t: TestApp): { stop: () => { statements: number; shapes: number } } {
+  const engine = t.engine as { project: (id: string) => Promise<Db> };
+  const original = engine.project;
+  let statements = 0;
+  const texts = new Set<string>();
+  const seen = (sql: string) => (statements++, texts.add(sql));
+  const wrap = (db: Db): Db => ({
+    kind: db.kind,
+    t: (name) => db.t(name),
+    all: (sql, params) => (seen(sql), db.all(sql, params)),
+    get: (sql, params) => (seen(sql), db.get(sql, params)),
+    run: (sql, params) => (seen(sql), db.run(sql, params)),
+    tx: (fn) => db.tx((inner) => fn(wrap(inner))),
+  });
+  engine.project = async (id) => wrap(await original.call(t.engine, id));
+  return {
+    stop: () => {
+      engine.project = original;
+      return { statements, shapes: texts.size };
+    },
+  };
+}
+
+await describeEngines('rest passthrough tenant safety', (ctx) => {
+  let t: TestApp;
+  let d: DataPlane;
+  /** Rows as stored, policies and permissions aside. */
+  const stored = async (table: string) => {
+    const db = await t.engine.project(d.pid);
+    return db.all<Record<string, unknown>>(`SELECT * FROM ${db.t(table)} ORDER BY "id"`);
+  };
+  const ids = (res: { body: { id: number }[] }) => res.body.map((r) => r.id);
+
+  before(async () => {
+    t = ctx();
+    d = await dataPlane(t);
+  });
+
+  test('a key without select learns nothing from a filtered write: no filter beyond id, no single object, no count', async () => {
+    await d.createTable('vault', [
+      { name: 'pin', type: 'text' },
+      { name: 'slug', type: 'text', unique: true },
+    ]);
+    const [r1, r2, r3] = ids(await d.rest('POST', 'vault', { body: [{ pin: '1111' }, { pin: '2222' }, { pin: '7301' }] }));
+    const before = await stored('vault');
+    const probe = `or=(id.in.(${r1},${r2}),and(id.eq.${r3},pin.like.7*))`;
+    for (const key of [d.keys.update, d.keys.delete]) {
+      const method = key === d.keys.update ? 'PATCH' : 'DELETE';
+      const body = method === 'PATCH' ? { slug: 'same' } : undefined; // two matches would be a unique violation
+      for (const headers of [OBJECT, { prefer: 'count=exact' }, {}] as Record<string, string>[]) {
+        const err = expectError(await d.rest(method, `vault?${probe}`, { key, body, headers }), 403, 'insufficient_permission');
+        assert.deepEqual(err.details, { permission: 'select' });
+      }
+      expectError(await d.rest(method, `vault?pin=like.7*`, { key, body }), 403, 'insufficient_permission');
+      expectError(await d.rest(method, `vault?id=eq.${r1}`, { key, body, headers: OBJECT }), 403, 'insufficient_permission');
+      expectError(await d.rest(method, `vault/${r1}`, { key, body, headers: OBJECT }), 403, 'insufficient_permission');
+    }
+    expectError(await d.rest('POST', 'vault', { key: d.keys.insert, body: { pin: '0' }, headers: OBJECT }), 403, 'insufficient_permission');
+    assert.deepEqual(await stored('vault'), before, 'nothing changed');
+
+    const counted = await d.rest('PATCH', `vault?id=in.(${r1},${r2})`, { key: d.keys.update, body: { pin: '0000' }, headers: { prefer: 'count=exact' } });
+    assert.equal(counted.status, 200);
+    assert.deepEqual(counted.body, []);
+    assert.equal(counted.headers['content-range'], undefined, 'no count without select');
+    assert.equal(counted.headers['preference-applied'], undefined);
+    const inserted = await d.rest('POST', 'vault', { key: d.keys.insert, body: [{ pin: 'a' }, { pin: 'b' }], headers: { prefer: 'count=exact' } });
+    assert.equal(inserted.status, 201);
+    assert.equal(inserted.headers['content-range'], undefined);
+    assert.equal((await d.rest('PATCH', `vault/${r3}`, { key: d.keys.update, body: { pin: '9' } })).status, 204);
+    assert.equal((await d.rest('DELETE', `vault?id=eq.${r3}`, { key: d.keys.delete, headers: { prefer: 'count=exact, return=representation' } })).status, 200);
+    const withSelect = await d.rest('PATCH', `vault?${probe}`, { key: d.keys.readwrite, body: { pin: 'x' }, headers: { prefer: 'count=exact' } });
+    assert.equal(withSelect.status, 200, 'with select the same filter is fine');
+    assert.equal(withSelect.headers['content-range'], '0-1/2');
+  });
+
+  test('PATCH, DELETE and per-row routes touch, count and return only rows the SELECT policies show', async () => {
+    const table = await d.createTable('diary', [
+      { name: 'owner', type: 'integer', default: '$auth.id' },
+      { name: 'secret', type: 'text' },
+    ]);
+    const alice = await d.endUser();
+    const bob = await d.endUser();
+    const [a1] = ids(await d.rest('POST', 'diary', { user: alice.token, body: [{ secret: '7301' }] }));
+    const [b1] = ids(await d.rest('POST', 'diary', { user: bob.token, body: [{ secret: '1234' }] }));
+    for (const [op, expr] of [['SELECT', 'owner = $auth.id'], ['UPDATE', 'TRUE'], ['DELETE', 'TRUE']]) assert.equal((await d.policy(table.id, op!, expr!)).status, 201);
+    const before = await stored('diary');
+    const probe = `or=(id.eq.${b1},and(id.eq.${a1},secret.like.7*))`;
+    const one = await d.rest('PATCH', `diary?${probe}`, { user: bob.token, body: { secret: '1234' }, headers: { ...OBJECT, prefer: 'count=exact' } });
+    assert.equal(one.status, 200, JSON.stringify(one.body));
+    assert.equal(one.body.id, b1, "alice's hidden row is not counted");
+    assert.equal(one.headers['content-range'], '0-0/1');
+    const del = await d.rest('DELETE', 'diary?secret=like.7*', { user: bob.token, headers: { prefer: 'count=exact' } });
+    assert.equal(del.status, 204);
+    assert.equal(del.headers['content-range'], '*/0');
+    const upd = await d.rest('PATCH', 'diary?secret=like.7*', { user: bob.token, body: { secret: 'owned' } });
+    assert.deepEqual(upd.body, []);
+    expectError(await d.rest('DELETE', `diary/${a1}`, { user: bob.token }), 404, 'not_found');
+    expectError(await d.rest('PATCH', `diary/${a1}`, { user: bob.token, body: { secret: 'owned' } }), 404, 'not_found');
+    expectError(await d.rest('PUT', `diary/${a1}`, { user: bob.token, body: { secret: 'owned' } }), 404, 'not_found');
+    assert.deepEqual(await stored('diary'), before, "alice's row untouched");
+    assert.equal((await d.rest('DELETE', `diary/${a1}`, { user: alice.token })).status, 204, 'its owner sees and deletes it');
+  });
+
+  test("an upsert's existing row must pass the UPDATE and the SELECT policies (403 otherwise); ignore-duplicates skips it", async () => {
+    const table = await d.createTable('handles', [
+      { name: 'handle', type: 'text', unique: true },
+      { name: 'owner', type: 'integer', default: '$auth.id' },
+      { name: 'note', type: 'text' },
+    ]);
+    const alice = await d.endUser();
+    const bob = await d.endUser();
+    const [a1] = ids(await d.rest('POST', 'handles', { user: alice.token, body: { handle: 'alice' } }));
+    for (const [op, expr] of [['SELECT', 'owner = $auth.id'], ['UPDATE', 'TRUE']]) assert.equal((await d.policy(table.id, op!, expr!)).status, 201);
+    const before = await stored('handles');
+    const upsert = (user: EndUserFixture, path: string, body: unknown, resolution = 'merge-duplicates') =>
+      d.rest('POST', path, { user: user.token, body, headers: { prefer: `resolution=${resolution}` } });
+    expectError(await upsert(bob, 'handles?on_conflict=handle', { handle: 'alice', note: 'mine' }), 403, 'rls_violation');
+    expectError(await upsert(bob, 'handles?on_conflict=handle', { handle: 'alice' }), 403, 'rls_violation');
+    expectError(await upsert(bob, 'handles', { id: a1, note: 'mine' }), 403, 'rls_violation');
+    expectError(await upsert(bob, 'handles', [{ handle: 'bob' }, { id: a1, note: 'mine' }]), 403, 'rls_violation');
+    const skipped = await upsert(bob, 'handles?on_conflict=handle', { handle: 'alice', note: 'mine' }, 'ignore-duplicates');
+    assert.equal(skipped.status, 201);
+    assert.deepEqual(skipped.body, []);
+    assert.deepEqual(await stored('handles'), before, 'nothing written');
+    const own = await upsert(alice, 'handles?on_conflict=handle', [{ handle: 'alice', note: 'edited' }, { handle: 'alice2' }]);
+    assert.equal(own.status, 201, JSON.stringify(own.body));
+    assert.deepEqual(own.body.map((r: { handle: string; note: string | null }) => [r.handle, r.note]), [['alice', 'edited'], ['alice2', null]]);
+  });
+
+  test('explicit ids stop at 2^53 - 2, so every generated id is exact; past that an insert is 409 id_exhausted', async () => {
+    const table = await d.createTable('big', [{ name: 'owner', type: 'integer', default: '$auth.id' }]);
+    for (const op of ['INSERT', 'SELECT']) assert.equal((await d.policy(table.id, op, 'owner = $auth.id')).status, 201);
+    const alice = await d.endUser();
+    const bob = await d.endUser();
+    for (const id of [MAX, MAX + 1, 2 ** 60, 1e300]) {
+      const err = expectError(await d.rest('POST', 'big', { user: alice.token, body: { id } }), 422, 'invalid_value');
+      assert.deepEqual(err.details, { column: 'id', reason: 'id_too_large', max: MAX - 1 });
+    }
+    expectError(await d.rest('POST', 'big', { user: alice.token, body: { id: MAX }, headers: { prefer: 'resolution=merge-duplicates' } }), 422, 'invalid_value');
+    expectError(await d.rest('POST', 'big', { user: alice.token, body: [{}, { id: MAX }] }), 422, 'invalid_value');
+    assert.deepEqual(await stored('big'), []);
+    assert.deepEqual(ids(await d.rest('POST', 'big', { user: alice.token, body: { id: MAX - 1 } })), [MAX - 1]);
+    const next = await d.rest('POST', 'big', { user: bob.token, body: {} });
+    assert.equal(next.status, 201, JSON.stringify(next.body));
+    assert.deepEqual(next.body, [{ id: MAX, owner: bob.id }], 'the exact id, read back from RETURNING');
+    for (const user of [alice, bob]) {
+      const err = expectError(await d.rest('POST', 'big', { user: user.token, body: [{}] }), 409, 'id_exhausted');
+      assert.equal(err.details.max, MAX);
+    }
+    assert.deepEqual((await stored('big')).map((r) => Number(r.id)), [MAX - 1, MAX]);
+    assert.equal((await d.rest('GET', `big/${MAX}`, { user: bob.token })).body.owner, bob.id);
+  });
+
+  test('bulk inserts with explicit ids: generated ids follow them exactly; one past 2^53 - 1 and nothing is written', async () => {
+    await d.createTable('big_bulk', [{ name: 'n', type: 'integer' }]);
+    expectError(await d.rest('POST', 'big_bulk', { body: [{ id: MAX - 1, n: 1 }, { n: 2 }, { n: 3 }] }), 409, 'id_exhausted');
+    assert.deepEqual(await stored('big_bulk'), []);
+    await d.createTable('big_bulk2', [{ name: 'n', type: 'integer' }]);
+    const ok = await d.rest('POST', 'big_bulk2', { body: [{ n: 0 }, { id: MAX - 2, n: 1 }, { n: 2 }, { n: 3 }] });
+    assert.equal(ok.status, 201, JSON.stringify(ok.body));
+    assert.deepEqual(ok.body, [{ id: 1, n: 0 }, { id: MAX - 2, n: 1 }, { id: MAX - 1, n: 2 }, { id: MAX, n: 3 }]);
+    expectError(await d.rest('POST', 'big_bulk2', { body: { n: 4 } }), 409, 'id_exhausted');
+  });
+
+  test('a 100,000-row bulk insert of {} takes about a hundred statements, not one per row, and keeps defaults', async () => {
+    await d.createTable('bulk', [
+      { name: 'n', type: 'integer', nullable: false, default: 7 },
+      { name: 'label', type: 'text', default: 'x' },
+      { name: 'at', type: 'timestamp', default: 'now()' },
+    ]);
+    const counter = countStatements(t);
+    let res;
+    try {
+      res = await d.rest('POST', 'bulk', { body: Array.from({ length: 100_000 }, () => ({})), headers: { prefer: 'return=minimal, count=exact' } });
+    } finally {
+      const { statements, shapes } = counter.stop();
+      assert.ok(statements <= 150, `${statements} statements`); // 1024 rows a statement
+      assert.ok(shapes <= 10, `${shapes} distinct statements`); // slices of 1024, 512, 128 and 32 rows
+    }
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+    assert.equal(res.headers['content-range'], '0-99999/100000');
+    const all = await d.rest('GET', 'bulk?select=id&limit=1&order=id.desc', { headers: { prefer: 'count=exact' } });
+    assert.equal(all.headers['content-range'], '0-0/100000');
+    assert.equal(all.body[0].id, 100_000);
+    const sample = await d.rest('GET', 'bulk?id=in.(1,50000,100000)');
+    assert.deepEqual(sample.body.map((r: { n: number; label: string }) => [r.n, r.label]), [[7, 'x'], [7, 'x'], [7, 'x']]);
+    assert.match(sample.body[2].at, /^\d{4}-\d\d-\d\dT/);
+  });
+
+  test('a bulk insert spanning several statements is all-or-nothing, with representation under the SELECT policies', async () => {
+    const table = await d.createTable('chunked', [
+      { name: 'n', type: 'integer' },
+      { name: 'tag', type: 'text', unique: true },
+      { name: 'visible', type: 'boolean', default: true },
+    ]);
+    const rows = Array.from({ length: 25_000 }, (_, n) => ({ n }));
+    expectError(await d.rest('POST', 'chunked', { body: [...rows, { tag: 'dup' }, { tag: 'dup' }] }), 409, 'unique_violation');
+    assert.equal((await stored('chunked')).length, 0);
+    assert.equal((await d.policy(table.id, 'INSERT', 'n < 24999 OR n IS NULL')).status, 201);
+    expectError(await d.rest('POST', 'chunked', { body: rows }), 403, 'rls_violation');
+    assert.equal((await stored('chunked')).length, 0);
+    assert.equal((await d.policy(table.id, 'SELECT', 'visible')).status, 201);
+    const res = await d.rest('POST', 'chunked?select=n', { body: [...rows.slice(0, 24_999).map((r) => ({ ...r, visible: r.n % 2 === 0 })), { tag: 'last', visible: true }] });
+    assert.equal(res.status, 201);
+    assert.equal(res.body.length, 12_501, 'only the rows SELECT shows');
+    assert.deepEqual(res.body.slice(0, 2), [{ n: 0 }, { n: 2 }]);
+    assert.deepEqual(res.body.at(-1), { n: null });
+  });
+
+  test('a table without columns takes bulk inserts of {} and explicit ids', async () => {
+    await d.createTable('bare', []);
+    assert.deepEqual(ids(await d.rest('POST', 'bare', { body: {} })), [1]);
+    assert.deepEqual(ids(await d.rest('POST', 'bare', { body: [{}, {}, { id: 50 }, {}] })), [2, 3, 50, 51]);
+    const counted = await d.rest('POST', 'bare', { body: Array.from({ length: 3000 }, () => ({})), headers: { prefer: 'return=minimal, count=exact' } });
+    assert.equal(counted.headers['content-range'], '0-2999/3000');
+  });
+
+  test('json values keep __proto__ keys through writes, filters and reads', async () => {
+    await d.createTable('docs', [{ name: 'meta', type: 'json' }]);
+    const value = '{"__proto__":{"polluted":true},"list":[{"__proto__":null}],"a":1}';
+    const res = await d.rest('POST', 'docs', { rawBody: `{"meta":${value}}`, headers: { 'content-type': 'application/json' } });
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+    const expected = JSON.parse(value);
+    assert.deepEqual(res.body[0].meta, expected);
+    assert.ok(Object.hasOwn(res.body[0].meta, '__proto__'));
+    const back = await d.rest('GET', `docs?meta=eq.${encodeURIComponent(value)}`);
+    assert.equal(back.body.length, 1, 'eq matches the value with its __proto__ key');
+    assert.deepEqual(back.body[0].meta, expected);
+    assert.equal((await d.rest('GET', `docs?meta=eq.${encodeURIComponent('{"list":[{}],"a":1}')}`)).body.length, 0, 'the key is not dropped');
+    assert.equal(({} as { polluted?: boolean }).polluted, undefined);
+  });
+
+  test('__proto__ is refused as an output name and is no column; aliases never shadow columns in order', async () => {
+    await d.createTable('named', [{ name: 'title', type: 'text' }, { name: 'rank', type: 'integer' }]);
+    await d.rest('POST', 'named', { body: [{ title: 'b', rank: 1 }, { title: 'a', rank: 2 }] });
+    expectError(await d.rest('GET', 'named?select=__proto__:title'), 400, 'invalid_select');
+    expectError(await d.rest('POST', 'named?columns=__proto__', { body: { title: 'x' } }), 400, 'unknown_column');
+    expectError(await d.rest('GET', 'named?__proto__=eq.1'), 400, 'unknown_column');
+    const swapped = await d.rest('GET', 'named?select=rank:title,title:rank&order=rank');
+    assert.deepEqual(swapped.body, [{ rank: 'b', title: 1 }, { rank: 'a', title: 2 }], 'ordered by the column rank, not the alias');
+  });
+
+  test('other Object.prototype names are ordinary columns', async () => {
+    await d.createTable('protos', [{ name: 'constructor', type: 'text' }, { name: 'valueof', type: 'integer' }]);
+    const res = await d.rest('POST', 'protos?columns=constructor', { body: [{ constructor: 'c' }, {}] });
+    assert.deepEqual(res.body.map((r: object) => ({ ...r, id: 0 })), [{ id: 0, constructor: 'c', valueof: null }, { id: 0, constructor: null, valueof: null }]);
+    const got = await d.rest('GET', 'protos?select=toString:constructor&constructor=eq.c');
+    assert.deepEqual(got.body, [{ toString: 'c' }]);
+  });
+
+  test('a column named __proto__ created before the rule still comes back', async () => {
+    const table = await d.createTable('legacy', [{ name: 'proto_x', type: 'text' }]);
+    const db = await t.engine.project(d.pid);
+    await db.run(`ALTER TABLE ${db.t('legacy')} RENAME COLUMN "proto_x" TO "__proto__"`);
+    await db.run(`UPDATE ${db.t('_bp_tables')} SET columns = replace(columns, 'proto_x', '__proto__') WHERE id = ?`, [table.id]);
+    const res = await d.rest('POST', 'legacy', { rawBody: '{"__proto__":"kept"}', headers: { 'content-type': 'application/json' } });
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+    assert.ok(Object.hasOwn(res.body[0], '__proto__'));
+    assert.equal(res.body[0].__proto__, 'kept');
+    assert.equal((await d.rest('GET', 'legacy?select=__proto__')).body[0].__proto__, 'kept');
+  });
+
+  test('filter syntax: a malformed is value is 400; a like pattern over 256 characters is 400 pattern_too_long', async () => {
+    await d.createTable('stock', [{ name: 'qty', type: 'integer' }, { name: 'name', type: 'text' }]);
+    expectError(await d.rest('GET', 'stock?qty=is.maybe'), 400, 'invalid_filter');
+    expectError(await d.rest('DELETE', 'stock?or=(qty.is.maybe)'), 400, 'invalid_filter');
+    expectError(await d.rest('GET', 'stock?qty=is.true'), 422, 'invalid_value');
+    expectError(await d.rest('GET', 'stock?qty=eq.maybe'), 422, 'invalid_value');
+    const long = encodeURIComponent('é'.repeat(257));
+    for (const path of [`stock?name=like.${long}`, `stock?or=(qty.eq.1,and(name.ilike.${long}))`]) {
+      const err = expectError(await d.rest('GET', path), 400, 'pattern_too_long');
+      assert.equal(err.details.column, 'name');
+      assert.equal(err.details.limit, 256);
+    }
+    assert.equal((await d.rest('GET', `stock?name=like.${encodeURIComponent('é'.repeat(256))}`)).status, 200);
+  });
+});
