@@ -97,17 +97,16 @@ export class AccountService {
 
   async login(input: { email: string; password: string }, ip: string): Promise<Session> {
     const email = normalizeEmail(input.email);
-    await this.throttle.check('platform', email, ip);
-    const row = await this.db.get<AccountRow>(
-      `SELECT id, name, email, password_hash, created_at FROM ${this.db.t('accounts')} WHERE email = ?`,
-      [email],
-    );
-    const ok = await this.hasher.verify(row?.password_hash ?? null, input.password);
-    if (!row || !ok) {
-      await this.throttle.fail('platform', email, ip);
-      throw invalidCredentials();
-    }
-    return this.startSession(this.db, toAccount(row));
+    const session = await this.throttle.attempt('platform', email, ip, async () => {
+      const row = await this.db.get<AccountRow>(
+        `SELECT id, name, email, password_hash, created_at FROM ${this.db.t('accounts')} WHERE email = ?`,
+        [email],
+      );
+      const ok = await this.hasher.verify(row?.password_hash ?? null, input.password);
+      return row && ok ? this.startSession(this.db, toAccount(row)) : null;
+    });
+    if (!session) throw invalidCredentials();
+    return session;
   }
 
   /** Resolves a bearer token to its account, or throws 401. Checks expiry on every call. */

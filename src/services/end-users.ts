@@ -98,19 +98,19 @@ export class EndUserService {
 
   async login(projectId: string, input: { email: string; password: string }, ip: string): Promise<EndUserSession> {
     const email = normalizeEmail(input.email);
-    await this.throttle.check(`project:${projectId}`, email, ip);
     const db = await this.engine.project(projectId);
-    const row = await db.get<UserRow>(`SELECT ${USER_COLUMNS}, password_hash FROM ${db.t('_bp_users')} WHERE email = ?`, [email]);
-    const ok = await this.hasher.verify(row?.password_hash ?? null, input.password);
-    if (!row || !ok) {
-      await this.throttle.fail(`project:${projectId}`, email, ip);
-      throw new AppError(401, 'invalid_credentials', 'The email or password is wrong.');
-    }
-    const user = toUser(row);
-    // only a caller who knows the password learns that the address is unverified
-    if (!user.email_verified && (await this.requiresConfirmation(projectId)))
-      throw new AppError(403, 'email_not_verified', 'The email address must be verified before logging in.', null, 'Use the link in the verification email, or request a new one with POST /{project_id}/auth/verify/resend.');
-    return this.startSession(db, user);
+    const session = await this.throttle.attempt(`project:${projectId}`, email, ip, async () => {
+      const row = await db.get<UserRow>(`SELECT ${USER_COLUMNS}, password_hash FROM ${db.t('_bp_users')} WHERE email = ?`, [email]);
+      const ok = await this.hasher.verify(row?.password_hash ?? null, input.password);
+      if (!row || !ok) return null;
+      const user = toUser(row);
+      // only a caller who knows the password learns that the address is unverified
+      if (!user.email_verified && (await this.requiresConfirmation(projectId)))
+        throw new AppError(403, 'email_not_verified', 'The email address must be verified before logging in.', null, 'Use the link in the verification email, or request a new one with POST /{project_id}/auth/verify/resend.');
+      return this.startSession(db, user);
+    });
+    if (!session) throw new AppError(401, 'invalid_credentials', 'The email or password is wrong.');
+    return session;
   }
 
   /** The end user behind a token, or null (missing, malformed, unknown, expired: anonymous). */

@@ -31,6 +31,19 @@ export function platformMigrations(t: Q, y: SchemaTypes): Migration[] {
         `CREATE INDEX "auth_failures_subject" ON ${t('auth_failures')} (scope, subject, at)`,
       ],
     },
+    {
+      // Login attempts are counted before the password is checked: a row is pending while it is
+      // checked, a wrong password settles it, any other outcome removes it (by id). Rows from before
+      // this step are settled failures. One lock row per subject orders concurrent attempts.
+      name: '0002_login_attempts',
+      statements: [
+        `ALTER TABLE ${t('auth_failures')} ADD COLUMN id TEXT`,
+        `ALTER TABLE ${t('auth_failures')} ADD COLUMN pending ${y.bool} NOT NULL DEFAULT FALSE`,
+        `CREATE UNIQUE INDEX "auth_failures_id" ON ${t('auth_failures')} (id)`,
+        `CREATE TABLE ${t('auth_throttle_locks')} (scope TEXT NOT NULL, subject TEXT NOT NULL, at ${y.ts} NOT NULL,
+          PRIMARY KEY (scope, subject))`,
+      ],
+    },
   ];
 }
 
