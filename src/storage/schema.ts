@@ -103,5 +103,11 @@ export function projectMigrations(t: Q, y: SchemaTypes): Migration[] {
         `CREATE TABLE ${t('_bp_functions')} (name TEXT PRIMARY KEY, code TEXT NOT NULL, created_at ${y.ts} NOT NULL, updated_at ${y.ts} NOT NULL)`,
       ],
     },
+    {
+      // whether the current password was set through a reset link sent to the address: such a
+      // password was chosen by whoever holds the address, so the address's first verification keeps it
+      name: '0005_password_proven',
+      statements: [`ALTER TABLE ${t('_bp_users')} ADD COLUMN password_proven ${y.bool} NOT NULL DEFAULT FALSE`],
+    },
   ];
 }
