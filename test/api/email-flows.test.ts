@@ -1,7 +1,8 @@
 // End-user email flows (SPEC 4.6, 7, 8; CONTRACT §6) on every engine, delivered through a real SMTP
 // server: magic link, password reset, verification, email change, confirmation required, the
 // redirect_url rules, single-use purpose tokens (also under concurrency), no account enumeration,
-// and the per-recipient and per-IP rate limits counted in the database.
+// the per-recipient and per-IP rate limits counted in the database, and what an address's first
+// verification ends (CONTRACT §10: the pre-registration takeover), also with requests in flight.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { describeEngines, registerAccount, createProject, expectError, uniqueEmail, type TestApp, type Reply } from '../support/app.ts';
