@@ -28,10 +28,6 @@ export interface Caller {
   tokenHash: string;
 }
 
-interface AccountRow extends Account {
-  password_hash: string;
-}
-
 export const PASSWORD_MIN = 8;
 export const PASSWORD_MAX = 1024;
 
@@ -97,17 +93,22 @@ export class AccountService {
 
   async login(input: { email: string; password: string }, ip: string): Promise<Session> {
     const email = normalizeEmail(input.email);
-    await this.throttle.check('platform', email, ip);
-    const row = await this.db.get<AccountRow>(
-      `SELECT id, name, email, password_hash, created_at FROM ${this.db.t('accounts')} WHERE email = ?`,
-      [email],
-    );
-    const ok = await this.hasher.verify(row?.password_hash ?? null, input.password);
-    if (!row || !ok) {
-      await this.throttle.fail('platform', email, ip);
-      throw invalidCredentials();
-    }
-    return this.startSession(this.db, toAccount(row));
+    const session = await this.throttle.attempt('platform', email, ip, async () => {
+      const row = await this.db.get<{ id: string; password_hash: string }>(`SELECT id, password_hash FROM ${this.db.t('accounts')} WHERE email = ?`, [email]);
+      const ok = await this.hasher.verify(row?.password_hash ?? null, input.password);
+      if (!row || !ok) return null;
+      return this.db.tx(async (tx) => {
+        // The password checked above must still be the account's: a password change that ended
+        // every other session while it was checked wins. The row lock orders the two on any node.
+        const fresh = await tx.get<Account>(
+          `UPDATE ${tx.t('accounts')} SET updated_at = updated_at WHERE id = ? AND password_hash = ? RETURNING id, name, email, created_at`,
+          [row.id, row.password_hash],
+        );
+        return fresh ? this.startSession(tx, toAccount(fresh)) : null;
+      });
+    });
+    if (!session) throw invalidCredentials();
+    return session;
   }
 
   /** Resolves a bearer token to its account, or throws 401. Checks expiry on every call. */

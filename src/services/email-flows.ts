@@ -4,7 +4,7 @@
 // Request endpoints answer `{ ok: true }` whether or not the address is registered. The email is
 // sent after the response, in the background, so the answer takes the same time either way and a
 // slow or failing provider never delays or changes it; delivery failures are logged (reason only).
-import type { Engine } from '../storage/engine.ts';
+import type { Db, Engine } from '../storage/engine.ts';
 import { AppError, badRequest } from '../errors.ts';
 import { checkEmail, checkPassword } from './accounts.ts';
 import type { PasswordHasher } from '../lib/password.ts';
@@ -74,10 +74,11 @@ export class EmailFlowService {
     return this.request(projectId, 'email_verification', input.email, input.redirect_url, ip, async (user) => (user && !user.email_verified ? { user, to: user.email } : null));
   }
 
-  async requestEmailChange(projectId: string, current: EndUser, input: { new_email: string; redirect_url?: string }, ip: string): Promise<typeof OK> {
+  /** `session` is the token hash of the session that asks: the link is issued only while it lives. */
+  async requestEmailChange(projectId: string, current: EndUser, session: string, input: { new_email: string; redirect_url?: string }, ip: string): Promise<typeof OK> {
     return this.request(projectId, 'email_change', input.new_email, input.redirect_url, ip, async (taken, newEmail) =>
       // the link goes to the new address only, and never to an address another user holds
-      taken || newEmail === current.email ? null : { user: current, to: newEmail, newEmail },
+      taken || newEmail === current.email ? null : { user: current, to: newEmail, newEmail, guard: (tx) => this.users.holdsSession(tx, current.id, session) },
     );
   }
 
@@ -91,7 +92,7 @@ export class EmailFlowService {
     rawEmail: string,
     redirect: string | undefined,
     ip: string,
-    pick: (holder: EndUser | undefined, email: string) => Promise<{ user: EndUser; to: string; newEmail?: string } | null>,
+    pick: (holder: EndUser | undefined, email: string) => Promise<{ user: EndUser; to: string; newEmail?: string; guard?: (tx: Db) => Promise<boolean> } | null>,
   ): Promise<typeof OK> {
     const email = checkEmail(rawEmail, purpose === 'email_change' ? 'new_email' : 'email');
     const base = await this.settings.redirectBase(projectId, redirect);
@@ -100,13 +101,17 @@ export class EmailFlowService {
     const target = await pick(await this.users.findByEmail(db, email), email);
     if (!target) return OK;
     // the token is issued after the response too, so a registered address costs the request no
-    // more work than an unknown one
+    // more work than an unknown one; a guard that fails then (the session that asked has ended)
+    // issues and sends nothing
     const values = purpose === 'email_change' ? { new_email: target.to } : { email: target.to };
-    this.queue(projectId, purpose, target.to, async () => linkWithToken(base, await this.tokens.issue(db, target.user.id, purpose, target.newEmail ?? null)), values);
+    this.queue(projectId, purpose, target.to, async () => {
+      const token = await this.tokens.issue(db, target.user.id, purpose, target.newEmail ?? null, target.guard);
+      return token === null ? null : linkWithToken(base, token);
+    }, values);
     return OK;
   }
 
-  private queue(projectId: string, purpose: Purpose, to: string, link: () => Promise<string>, values: { email?: string; new_email?: string }): void {
+  private queue(projectId: string, purpose: Purpose, to: string, link: () => Promise<string | null>, values: { email?: string; new_email?: string }): void {
     const job = this.deliver(projectId, purpose, to, link, values).catch((err: unknown) => {
       this.log.warn({ project_id: projectId, purpose, reason: err instanceof DeliveryError ? err.reason : 'internal_error' }, 'email not delivered');
     });
@@ -114,8 +119,9 @@ export class EmailFlowService {
     void job.finally(() => this.pending.delete(job));
   }
 
-  private async deliver(projectId: string, purpose: Purpose, to: string, makeLink: () => Promise<string>, values: { email?: string; new_email?: string }): Promise<void> {
+  private async deliver(projectId: string, purpose: Purpose, to: string, makeLink: () => Promise<string | null>, values: { email?: string; new_email?: string }): Promise<void> {
     const link = await makeLink();
+    if (link === null) return;
     const pm = await this.config.mailerFor(projectId);
     if (!pm) return; // no provider: the token exists, nothing is sent (SPEC 4.6 rule 3)
     const rendered = await this.templates.renderFor(projectId, purpose, { link, project_name: await this.projectName(projectId), ...values });
@@ -124,12 +130,26 @@ export class EmailFlowService {
 
   // ---- consume endpoints
 
+  /**
+   * Uses up a token inside `tx`, or throws 400. The token's user row is locked first (the lock
+   * order of end-users.ts); the DELETE ... RETURNING still decides, so of concurrent uses exactly
+   * one succeeds.
+   */
+  private async consume(tx: Db, token: string, purpose: Purpose): Promise<{ userId: number; newEmail: string | null }> {
+    const holder = await this.tokens.holder(tx, token, purpose);
+    if (holder === null) throw invalidToken();
+    await this.users.lock(tx, holder);
+    const t = await this.tokens.consume(tx, token, purpose);
+    if (!t) throw invalidToken();
+    return t;
+  }
+
+  /** A session; on an unverified account the first verification (see EndUserService.applyProof). */
   async consumeMagicLink(projectId: string, token: string): Promise<EndUserSession> {
     const db = await this.engine.project(projectId);
     return db.tx(async (tx) => {
-      const t = await this.tokens.consume(tx, token, 'magic_link');
-      if (!t) throw invalidToken();
-      return this.users.startSession(tx, await this.users.applyProof(tx, t.userId, { verify: true }));
+      const t = await this.consume(tx, token, 'magic_link');
+      return this.users.startSession(tx, await this.users.applyProof(tx, t.userId, { kind: 'magic_link' }));
     });
   }
 
@@ -141,21 +161,19 @@ export class EmailFlowService {
     checkPassword(input.password);
     const db = await this.engine.project(projectId);
     // a cheap look first, so that garbage tokens cost no argon2 work; consuming stays atomic below
-    if (!(await this.tokens.exists(db, input.token, 'password_reset'))) throw invalidToken();
+    if ((await this.tokens.holder(db, input.token, 'password_reset')) === null) throw invalidToken();
     const hash = await this.hasher.hash(input.password);
     return db.tx(async (tx) => {
-      const t = await this.tokens.consume(tx, input.token, 'password_reset');
-      if (!t) throw invalidToken();
-      return { user: await this.users.applyProof(tx, t.userId, { passwordHash: hash }) };
+      const t = await this.consume(tx, input.token, 'password_reset');
+      return { user: await this.users.applyProof(tx, t.userId, { kind: 'password_reset', passwordHash: hash }) };
     });
   }
 
   async confirmVerification(projectId: string, token: string): Promise<{ user: EndUser }> {
     const db = await this.engine.project(projectId);
     return db.tx(async (tx) => {
-      const t = await this.tokens.consume(tx, token, 'email_verification');
-      if (!t) throw invalidToken();
-      return { user: await this.users.applyProof(tx, t.userId, { verify: true }) };
+      const t = await this.consume(tx, token, 'email_verification');
+      return { user: await this.users.applyProof(tx, t.userId, { kind: 'verification' }) };
     });
   }
 
@@ -163,9 +181,9 @@ export class EmailFlowService {
   async confirmEmailChange(projectId: string, token: string): Promise<{ user: EndUser }> {
     const db = await this.engine.project(projectId);
     return db.tx(async (tx) => {
-      const t = await this.tokens.consume(tx, token, 'email_change');
-      if (!t || t.newEmail === null) throw invalidToken();
-      return { user: await this.users.applyProof(tx, t.userId, { verify: true, email: t.newEmail }) };
+      const t = await this.consume(tx, token, 'email_change');
+      if (t.newEmail === null) throw invalidToken();
+      return { user: await this.users.applyProof(tx, t.userId, { kind: 'email_change', email: t.newEmail }) };
     });
   }
 }

@@ -1,6 +1,9 @@
 // End users of a project (SPEC 4.6 without email, 4.7; CONTRACT §6): accounts and sessions in the
-// project's own store; tokens stored as SHA-256; role and email read at request time.
-import type { Db, Engine, SqlParam } from '../storage/engine.ts';
+// project's own store; tokens stored as SHA-256; role, email and verification read at request time.
+//
+// Lock order: a flow that touches a user's sessions or email tokens and the user row locks the
+// user row first (`lock`), so concurrent flows of one user queue on it and never deadlock.
+import type { Db, Engine } from '../storage/engine.ts';
 import { UniqueViolation } from '../storage/engine.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { PasswordHasher } from '../lib/password.ts';
@@ -45,10 +48,27 @@ interface UserRow {
   role: string | null;
   email_verified: number | boolean;
   created_at: string;
-  password_hash?: string;
 }
 
 const USER_COLUMNS = 'id, email, role, email_verified, created_at';
+
+/**
+ * The stored password of a user whose password was voided (see `applyProof`), like a locked
+ * password in /etc/shadow: no argon2 output starts with `!`, so nothing verifies against it, and
+ * only a new password (a reset) replaces it.
+ */
+const VOID_PASSWORD = '!void';
+
+/** What an email flow proved, applied by `applyProof`. */
+export type Proof =
+  /** a sign-in link sent to the address: proves the address, and nothing else about the account */
+  | { kind: 'magic_link' }
+  /** the link of a registration or verify/resend: confirms the registration, password included */
+  | { kind: 'verification' }
+  /** a link sent to the new address of an email change requested through a session */
+  | { kind: 'email_change'; email: string }
+  /** a reset link sent to the address: the new password was chosen by whoever holds it */
+  | { kind: 'password_reset'; passwordHash: string };
 
 export function toUser(r: UserRow): EndUser {
   return { id: Number(r.id), email: r.email, role: r.role, email_verified: r.email_verified === true || r.email_verified === 1, created_at: r.created_at };
@@ -98,19 +118,30 @@ export class EndUserService {
 
   async login(projectId: string, input: { email: string; password: string }, ip: string): Promise<EndUserSession> {
     const email = normalizeEmail(input.email);
-    await this.throttle.check(`project:${projectId}`, email, ip);
     const db = await this.engine.project(projectId);
-    const row = await db.get<UserRow>(`SELECT ${USER_COLUMNS}, password_hash FROM ${db.t('_bp_users')} WHERE email = ?`, [email]);
-    const ok = await this.hasher.verify(row?.password_hash ?? null, input.password);
-    if (!row || !ok) {
-      await this.throttle.fail(`project:${projectId}`, email, ip);
-      throw new AppError(401, 'invalid_credentials', 'The email or password is wrong.');
-    }
-    const user = toUser(row);
-    // only a caller who knows the password learns that the address is unverified
-    if (!user.email_verified && (await this.requiresConfirmation(projectId)))
-      throw new AppError(403, 'email_not_verified', 'The email address must be verified before logging in.', null, 'Use the link in the verification email, or request a new one with POST /{project_id}/auth/verify/resend.');
-    return this.startSession(db, user);
+    const session = await this.throttle.attempt(`project:${projectId}`, email, ip, async () => {
+      const row = await db.get<UserRow & { password_hash: string }>(`SELECT ${USER_COLUMNS}, password_hash FROM ${db.t('_bp_users')} WHERE email = ?`, [email]);
+      // a voided password is checked like an unknown address: against the dummy hash, at the same cost
+      const stored = row && row.password_hash !== VOID_PASSWORD ? row.password_hash : null;
+      if (!(await this.hasher.verify(stored, input.password)) || !row) return null;
+      // only a caller who knows the password learns that the address is unverified
+      const mustConfirm = !toUser(row).email_verified && (await this.requiresConfirmation(projectId));
+      return db.tx(async (tx) => {
+        // The password checked above must still be the user's: a verification that voided it, or a
+        // reset that replaced it, while it was checked wins. The row lock orders the two on any node.
+        const fresh = await tx.get<UserRow>(
+          `UPDATE ${tx.t('_bp_users')} SET updated_at = updated_at WHERE id = ? AND password_hash = ? RETURNING ${USER_COLUMNS}`,
+          [row.id, row.password_hash],
+        );
+        if (!fresh) return null;
+        const user = toUser(fresh);
+        if (mustConfirm && !user.email_verified)
+          throw new AppError(403, 'email_not_verified', 'The email address must be verified before logging in.', null, 'Use the link in the verification email, or request a new one with POST /{project_id}/auth/verify/resend.');
+        return this.startSession(tx, user);
+      });
+    });
+    if (!session) throw new AppError(401, 'invalid_credentials', 'The email or password is wrong.');
+    return session;
   }
 
   /** The end user behind a token, or null (missing, malformed, unknown, expired: anonymous). */
@@ -160,25 +191,63 @@ export class EndUserService {
     return row ? toUser(row) : undefined;
   }
 
+  /** Locks the user's row until the transaction ends (see the lock order at the top). */
+  async lock(db: Db, userId: number): Promise<void> {
+    await db.run(`UPDATE ${db.t('_bp_users')} SET updated_at = updated_at WHERE id = ?`, [userId]);
+  }
+
   /**
-   * Applies what an email flow proved, inside its transaction: the address verified (`verify`), a
-   * new password (every session ends) or a new email. A new password or email also voids the
-   * user's other outstanding email tokens: a link sent before the change must not undo it.
+   * Whether the session (by token hash) is still the user's, under the user's lock: a session
+   * ended by a flow that committed meanwhile is seen as ended, so nothing it asked for outlives it.
    */
-  async applyProof(db: Db, userId: number, change: { verify?: boolean; passwordHash?: string; email?: string }): Promise<EndUser> {
-    const sets = ['updated_at = ?'];
-    const params: SqlParam[] = [this.clock.now().toISOString()];
-    if (change.verify) sets.push('email_verified = ?'), params.push(true);
-    if (change.passwordHash !== undefined) sets.push('password_hash = ?'), params.push(change.passwordHash);
-    if (change.email !== undefined) sets.push('email = ?'), params.push(change.email);
-    try {
-      await db.run(`UPDATE ${db.t('_bp_users')} SET ${sets.join(', ')} WHERE id = ?`, [...params, userId]);
-    } catch (err) {
-      if (err instanceof UniqueViolation) throw conflict('email_taken', 'A user with this email already exists.', { field: 'email' });
-      throw err;
+  async holdsSession(db: Db, userId: number, tokenHash: string): Promise<boolean> {
+    await this.lock(db, userId);
+    const row = await db.get(`SELECT 1 AS one FROM ${db.t('_bp_user_sessions')} WHERE token_hash = ? AND user_id = ? AND expires_at > ?`, [
+      tokenHash,
+      userId,
+      this.clock.now().toISOString(),
+    ]);
+    return row !== undefined;
+  }
+
+  /**
+   * Applies what an email flow proved, inside its transaction (the user row already locked).
+   *
+   * The address's first verification (false to true, through any link) ends every session opened
+   * before it and voids the user's other email tokens: until then anyone could have registered the
+   * address, so nothing from before may outlive the proof (CONTRACT §10). A magic link also voids
+   * the password unless a reset link set it: a sign-in link confirms no registration, and a password
+   * chosen by whoever registered the address must not keep working on the proven account. Already
+   * verified accounts keep everything. A reset sets the password, ends every session and voids the
+   * other tokens; an email change voids the other tokens (a link sent before it must not undo it).
+   */
+  async applyProof(db: Db, userId: number, proof: Proof): Promise<EndUser> {
+    const users = db.t('_bp_users');
+    const now = this.clock.now().toISOString();
+    let endSessions = false;
+    let voidTokens = false;
+    if (proof.kind === 'password_reset') {
+      await db.run(`UPDATE ${users} SET password_hash = ?, password_proven = ?, updated_at = ? WHERE id = ?`, [proof.passwordHash, true, now, userId]);
+      endSessions = voidTokens = true;
+    } else {
+      if (proof.kind === 'email_change') {
+        try {
+          await db.run(`UPDATE ${users} SET email = ?, updated_at = ? WHERE id = ?`, [proof.email, now, userId]);
+        } catch (err) {
+          if (err instanceof UniqueViolation) throw conflict('email_taken', 'A user with this email already exists.', { field: 'email' });
+          throw err;
+        }
+        voidTokens = true;
+      }
+      // conditional, so that of concurrent proofs exactly one sees the first verification
+      const first = (await db.run(`UPDATE ${users} SET email_verified = ?, updated_at = ? WHERE id = ? AND email_verified = ?`, [true, now, userId, false])).changes === 1;
+      if (first) {
+        endSessions = voidTokens = true;
+        if (proof.kind === 'magic_link') await db.run(`UPDATE ${users} SET password_hash = ? WHERE id = ? AND password_proven = ?`, [VOID_PASSWORD, userId, false]);
+      }
     }
-    if (change.passwordHash !== undefined) await db.run(`DELETE FROM ${db.t('_bp_user_sessions')} WHERE user_id = ?`, [userId]);
-    if (change.passwordHash !== undefined || change.email !== undefined) await db.run(`DELETE FROM ${db.t('_bp_email_tokens')} WHERE user_id = ?`, [userId]);
+    if (endSessions) await db.run(`DELETE FROM ${db.t('_bp_user_sessions')} WHERE user_id = ?`, [userId]);
+    if (voidTokens) await db.run(`DELETE FROM ${db.t('_bp_email_tokens')} WHERE user_id = ?`, [userId]);
     return this.get(db, userId);
   }
 
@@ -202,6 +271,7 @@ export class EndUserService {
   async remove(projectId: string, userId: number): Promise<void> {
     const db = await this.engine.project(projectId);
     const res = await db.tx(async (tx) => {
+      await this.lock(tx, userId);
       await tx.run(`DELETE FROM ${tx.t('_bp_user_sessions')} WHERE user_id = ?`, [userId]);
       return tx.run(`DELETE FROM ${tx.t('_bp_users')} WHERE id = ?`, [userId]);
     });

@@ -1,8 +1,17 @@
 // Failed-login throttle (CONTRACT §0): after 10 failures for one email from one IP within 15
-// minutes, further attempts get 429 with Retry-After. Counted in the database so every node shares
-// it; subjects are stored as digests, never as the raw address pair.
+// minutes, further attempts get 429 with Retry-After; successful calls never count. Counted in the
+// platform database so every node shares it; subjects are stored as digests, never as the raw
+// address pair.
+//
+// An attempt is counted before its password is checked, in one transaction that first locks a row
+// per subject (an upsert, which PostgreSQL row-locks until commit; SQLite transactions are serial
+// anyway), so of any number of concurrent attempts, on any number of nodes, only as many are
+// evaluated as the limit has room for. While its password is checked the attempt is pending; a
+// wrong password settles it as a failure, any other outcome (success, 403, an error) removes it.
+// A pending attempt whose process died is never removed: it counts as a failure for its window.
 import type { Db } from '../storage/engine.ts';
 import type { Clock } from '../lib/clock.ts';
+import { newId } from '../lib/ids.ts';
 import { subjectDigest } from '../lib/tokens.ts';
 import { tooManyRequests } from '../errors.ts';
 
@@ -15,36 +24,62 @@ export class LoginThrottle {
     private readonly clock: Clock,
   ) {}
 
-  private subject(email: string, ip: string): string {
-    return subjectDigest(email, ip);
+  /**
+   * Runs `evaluate` as one counted attempt, or throws 429 when the subject has no room left.
+   * `evaluate` answers null for wrong credentials (the attempt then stays counted as a failure) or
+   * the result of a success (the attempt is removed); an error it throws removes the attempt too.
+   */
+  async attempt<T>(scope: string, email: string, ip: string, evaluate: () => Promise<T | null>): Promise<T | null> {
+    const id = await this.count(scope, subjectDigest(email, ip));
+    let result: T | null;
+    try {
+      result = await evaluate();
+    } catch (err) {
+      // the evaluation's error is the one to report; an attempt left behind only counts as a failure
+      await this.remove(id).catch(() => undefined);
+      throw err;
+    }
+    if (result === null) {
+      await this.db.run(`UPDATE ${this.db.t('auth_failures')} SET pending = ? WHERE id = ?`, [false, id]);
+    } else {
+      await this.remove(id);
+    }
+    return result;
   }
 
-  /** Throws 429 when the subject is over the limit. */
-  async check(scope: string, email: string, ip: string): Promise<void> {
+  /** Records a pending attempt and returns its id, or throws 429 (nothing recorded). */
+  private async count(scope: string, subject: string): Promise<string> {
     const now = this.clock.now();
     const since = new Date(now.getTime() - LOGIN_WINDOW_MS).toISOString();
-    const rows = await this.db.all<{ at: string }>(
-      `SELECT at FROM ${this.db.t('auth_failures')} WHERE scope = ? AND subject = ? AND at > ? ORDER BY at ASC`,
-      [scope, this.subject(email, ip), since],
-    );
-    if (rows.length >= LOGIN_FAILURE_LIMIT) {
-      const oldest = new Date(rows[rows.length - LOGIN_FAILURE_LIMIT]!.at).getTime();
-      throw tooManyRequests((oldest + LOGIN_WINDOW_MS - now.getTime()) / 1000);
+    const id = newId();
+    await this.db.tx(async (tx) => {
+      await tx.run(
+        `INSERT INTO ${tx.t('auth_throttle_locks')} (scope, subject, at) VALUES (?, ?, ?) ON CONFLICT (scope, subject) DO UPDATE SET at = excluded.at`,
+        [scope, subject, now.toISOString()],
+      );
+      // at most LOGIN_FAILURE_LIMIT rows: nothing is recorded once the window is full
+      const rows = await tx.all<{ at: string; pending: number | boolean }>(
+        `SELECT at, pending FROM ${tx.t('auth_failures')} WHERE scope = ? AND subject = ? AND at > ? ORDER BY at ASC`,
+        [scope, subject, since],
+      );
+      if (rows.length >= LOGIN_FAILURE_LIMIT) {
+        const failures = rows.filter((r) => r.pending !== true && r.pending !== 1);
+        // full of settled failures: room comes when the oldest that keeps it full leaves the window;
+        // otherwise attempts still being checked may succeed (and be removed) any moment
+        const retryMs = failures.length >= LOGIN_FAILURE_LIMIT ? Date.parse(failures[failures.length - LOGIN_FAILURE_LIMIT]!.at) + LOGIN_WINDOW_MS - now.getTime() : 1000;
+        throw tooManyRequests(retryMs / 1000);
+      }
+      await tx.run(`INSERT INTO ${tx.t('auth_failures')} (id, scope, subject, at, pending) VALUES (?, ?, ?, ?, ?)`, [id, scope, subject, now.toISOString(), true]);
+    });
+    // Opportunistic clean-up keeps both tables small without a scheduler; a lock row in use has a
+    // recent `at`, so it is never taken away from a waiting attempt.
+    if (Math.random() < 0.02) {
+      for (const table of ['auth_failures', 'auth_throttle_locks']) await this.db.run(`DELETE FROM ${this.db.t(table)} WHERE at <= ?`, [since]);
     }
+    return id;
   }
 
-  async fail(scope: string, email: string, ip: string): Promise<void> {
-    const now = this.clock.now();
-    await this.db.run(`INSERT INTO ${this.db.t('auth_failures')} (scope, subject, at) VALUES (?, ?, ?)`, [
-      scope,
-      this.subject(email, ip),
-      now.toISOString(),
-    ]);
-    // Opportunistic clean-up keeps the table small without a scheduler.
-    if (Math.random() < 0.02) {
-      await this.db.run(`DELETE FROM ${this.db.t('auth_failures')} WHERE at < ?`, [
-        new Date(now.getTime() - LOGIN_WINDOW_MS).toISOString(),
-      ]);
-    }
+  private async remove(id: string): Promise<void> {
+    await this.db.run(`DELETE FROM ${this.db.t('auth_failures')} WHERE id = ?`, [id]);
   }
 }

@@ -18,12 +18,18 @@ export const PURPOSE_TTL_MS: Record<Purpose, number> = {
 export class PurposeTokens {
   constructor(private readonly clock: Clock) {}
 
-  /** A new token for the user; earlier unused tokens of the same purpose stop working. */
-  async issue(db: Db, userId: number, purpose: Purpose, newEmail: string | null = null): Promise<string> {
+  /**
+   * A new token for the user; earlier unused tokens of the same purpose stop working. With `guard`,
+   * the token is issued only if the guard, run first in the same transaction, says so (null otherwise).
+   */
+  async issue(db: Db, userId: number, purpose: Purpose, newEmail?: string | null): Promise<string>;
+  async issue(db: Db, userId: number, purpose: Purpose, newEmail: string | null, guard: ((tx: Db) => Promise<boolean>) | undefined): Promise<string | null>;
+  async issue(db: Db, userId: number, purpose: Purpose, newEmail: string | null = null, guard?: (tx: Db) => Promise<boolean>): Promise<string | null> {
     const token = newToken();
     const now = this.clock.now();
     const table = db.t('_bp_email_tokens');
-    await db.tx(async (tx) => {
+    const issued = await db.tx(async (tx) => {
+      if (guard && !(await guard(tx))) return false;
       await tx.run(`DELETE FROM ${table} WHERE user_id = ? AND purpose = ?`, [userId, purpose]);
       await tx.run(`INSERT INTO ${table} (token_hash, purpose, user_id, new_email, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)`, [
         hashToken(token),
@@ -33,19 +39,20 @@ export class PurposeTokens {
         now.toISOString(),
         new Date(now.getTime() + PURPOSE_TTL_MS[purpose]).toISOString(),
       ]);
+      return true;
     });
-    return token;
+    return issued ? token : null;
   }
 
-  /** Whether the token is currently valid for the purpose (a look; consume decides). */
-  async exists(db: Db, token: string, purpose: Purpose): Promise<boolean> {
-    if (!isTokenShaped(token)) return false;
-    const row = await db.get(`SELECT 1 AS one FROM ${db.t('_bp_email_tokens')} WHERE token_hash = ? AND purpose = ? AND expires_at > ?`, [
+  /** The user of a currently valid token of the purpose, or null (a look: consume decides). */
+  async holder(db: Db, token: string, purpose: Purpose): Promise<number | null> {
+    if (!isTokenShaped(token)) return null;
+    const row = await db.get<{ user_id: number }>(`SELECT user_id FROM ${db.t('_bp_email_tokens')} WHERE token_hash = ? AND purpose = ? AND expires_at > ?`, [
       hashToken(token),
       purpose,
       this.clock.now().toISOString(),
     ]);
-    return row !== undefined;
+    return row ? Number(row.user_id) : null;
   }
 
   /** The token's user (and new email), once; null when unknown, used, expired or of another purpose. */

@@ -31,6 +31,19 @@ export function platformMigrations(t: Q, y: SchemaTypes): Migration[] {
         `CREATE INDEX "auth_failures_subject" ON ${t('auth_failures')} (scope, subject, at)`,
       ],
     },
+    {
+      // Login attempts are counted before the password is checked: a row is pending while it is
+      // checked, a wrong password settles it, any other outcome removes it (by id). Rows from before
+      // this step are settled failures. One lock row per subject orders concurrent attempts.
+      name: '0002_login_attempts',
+      statements: [
+        `ALTER TABLE ${t('auth_failures')} ADD COLUMN id TEXT`,
+        `ALTER TABLE ${t('auth_failures')} ADD COLUMN pending ${y.bool} NOT NULL DEFAULT FALSE`,
+        `CREATE UNIQUE INDEX "auth_failures_id" ON ${t('auth_failures')} (id)`,
+        `CREATE TABLE ${t('auth_throttle_locks')} (scope TEXT NOT NULL, subject TEXT NOT NULL, at ${y.ts} NOT NULL,
+          PRIMARY KEY (scope, subject))`,
+      ],
+    },
   ];
 }
 
@@ -89,6 +102,12 @@ export function projectMigrations(t: Q, y: SchemaTypes): Migration[] {
       statements: [
         `CREATE TABLE ${t('_bp_functions')} (name TEXT PRIMARY KEY, code TEXT NOT NULL, created_at ${y.ts} NOT NULL, updated_at ${y.ts} NOT NULL)`,
       ],
+    },
+    {
+      // whether the current password was set through a reset link sent to the address: such a
+      // password was chosen by whoever holds the address, so the address's first verification keeps it
+      name: '0005_password_proven',
+      statements: [`ALTER TABLE ${t('_bp_users')} ADD COLUMN password_proven ${y.bool} NOT NULL DEFAULT FALSE`],
     },
   ];
 }

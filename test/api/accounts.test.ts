@@ -1,7 +1,7 @@
 // Platform accounts (SPEC 4.1, CONTRACT §1) on every engine.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { describeEngines, registerAccount, uniqueEmail, expectError, createProject } from '../support/app.ts';
+import { describeEngines, registerAccount, uniqueEmail, expectError, createProject, type Reply } from '../support/app.ts';
 
 const DAY = 24 * 60 * 60 * 1000;
 
@@ -176,6 +176,38 @@ await describeEngines('platform accounts', (ctx) => {
     assert.equal((await t.req('GET', '/auth/me', { token })).status, 200);
     expectError(await t.req('POST', '/auth/login', { body: { email: account.email, password } }), 401);
     assert.equal((await t.req('POST', '/auth/login', { body: { email: account.email, password: 'a brand new password' } })).status, 200);
+  });
+
+  test('a login whose password check is under way when the password changes gets no session', async () => {
+    const t = ctx();
+    const { token, account, password } = await registerAccount(t);
+    const hasher = t.services.hasher;
+    const original = hasher.verify;
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let reached!: () => void;
+    const checking = new Promise<void>((r) => (reached = r));
+    // the next check of the old password waits until the change is done
+    hasher.verify = async (stored, candidate) => {
+      if (candidate === password) {
+        hasher.verify = original;
+        reached();
+        await gate;
+      }
+      return original.call(hasher, stored, candidate);
+    };
+    let login: Promise<Reply>;
+    try {
+      login = t.req('POST', '/auth/login', { body: { email: account.email, password } });
+      await checking;
+      assert.equal((await t.req('PATCH', '/auth/me', { token, body: { password: 'a brand new password', current_password: password } })).status, 200);
+    } finally {
+      release();
+      hasher.verify = original;
+    }
+    expectError(await login, 401, 'invalid_credentials');
+    const sessions = await t.engine.platform.all(`SELECT token_hash FROM ${t.engine.platform.t('platform_sessions')} WHERE account_id = ?`, [account.id]);
+    assert.equal(sessions.length, 1, 'only the session that changed the password');
   });
 
   test('delete removes the account, its sessions, projects and their stores', async () => {

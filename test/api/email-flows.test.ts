@@ -1,13 +1,15 @@
 // End-user email flows (SPEC 4.6, 7, 8; CONTRACT §6) on every engine, delivered through a real SMTP
 // server: magic link, password reset, verification, email change, confirmation required, the
 // redirect_url rules, single-use purpose tokens (also under concurrency), no account enumeration,
-// and the per-recipient and per-IP rate limits counted in the database.
+// the per-recipient and per-IP rate limits counted in the database, and what an address's first
+// verification ends (CONTRACT §10: the pre-registration takeover), also with requests in flight.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { describeEngines, registerAccount, createProject, expectError, uniqueEmail, type TestApp, type Reply } from '../support/app.ts';
 import { startSmtpCapture, type SmtpCapture, type CapturedMail } from '../support/mail-capture.ts';
 import { smtpMailer } from '../../src/email/mailer.ts';
 import type { MailerFactory } from '../../src/services/email-config.ts';
+import { authOf } from '../../src/services/end-users.ts';
 
 let smtp: SmtpCapture;
 before(async () => {
@@ -24,6 +26,7 @@ const mailers: MailerFactory = {
 
 const MIN = 60 * 1000;
 const PASSWORD = 'end user password';
+const ATTACKER_PASSWORD = 'chosen by an attacker';
 const SITE = 'https://app.example.com';
 
 interface Fixture {
@@ -79,6 +82,39 @@ async function fixture(t: TestApp, opts: { confirm?: boolean; mail?: boolean; na
       return { link, token, mail };
     },
   };
+}
+
+function me(f: Fixture, token: string): Promise<Reply> {
+  return f.t.req('GET', `/${f.pid}/auth/user`, { headers: { 'x-user-token': token } });
+}
+
+function tokenOf(mail: CapturedMail | undefined): string {
+  assert.ok(mail, 'the email was sent');
+  const m = /[?&]token=([0-9a-f]{64})/.exec(mail.text);
+  assert.ok(m, 'the email has a token link');
+  return m[1]!;
+}
+
+/**
+ * Makes the first call of `obj[method]` for which `when` holds wait until release(); `reached`
+ * resolves once it waits. Lets a test run a flow while another request is half-way through.
+ */
+function hold<O extends object>(obj: O, method: keyof O & string, when: (...args: any[]) => boolean) {
+  const original = obj[method] as (...args: unknown[]) => Promise<unknown>;
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  let arrive!: () => void;
+  const reached = new Promise<void>((r) => (arrive = r));
+  let held = false;
+  (obj as Record<string, unknown>)[method] = async function (this: unknown, ...args: unknown[]) {
+    if (!held && when(...args)) {
+      held = true;
+      arrive();
+      await gate;
+    }
+    return original.apply(this, args);
+  };
+  return { reached, release, restore: () => void ((obj as Record<string, unknown>)[method] = original) };
 }
 
 await describeEngines(
@@ -268,8 +304,7 @@ await describeEngines(
         ['password/forgot', { email }, 'password/reset', (tok) => ({ token: tok, password: 'a brand new password' }), 30 * MIN],
         ['verify/resend', { email }, 'verify/confirm', (tok) => ({ token: tok }), 24 * 60 * MIN],
       ];
-      // verification first: a reset marks the address verified, and nothing is resent after that
-      for (const [req, body, use, useBody, ttl] of cases.reverse()) {
+      for (const [req, body, use, useBody, ttl] of cases) {
         // a token just past its lifetime fails; a fresh one just inside it works
         await f.post(req, body);
         const late = (await f.lastLink(email)).token;
@@ -478,14 +513,281 @@ await describeEngines(
       assert.match(ok.body.token, /^[0-9a-f]{64}$/);
     });
 
-    test('require_email_confirmation: a magic link proves the address and lets the user in', async () => {
+    test('require_email_confirmation: a magic link proves the address and lets the user in; the password chosen at registration is void until a reset', async () => {
       const f = await fixture(ctx(), { confirm: true });
       const email = uniqueEmail('magic-confirm');
       await f.post('register', { email, password: PASSWORD });
       await f.post('magic-link', { email });
       const { token } = await f.lastLink(email);
-      assert.equal((await f.post('magic-link/consume', { token })).status, 200);
+      const session = await f.post('magic-link/consume', { token });
+      assert.equal(session.status, 200);
+      assert.equal((await me(f, session.body.token)).body.email_verified, true);
+      expectError(await f.post('login', { email, password: PASSWORD }), 401, 'invalid_credentials');
+      await f.post('password/forgot', { email });
+      assert.equal((await f.post('password/reset', { token: (await f.lastLink(email)).token, password: 'a brand new password' })).status, 200);
+      assert.equal((await f.post('login', { email, password: 'a brand new password' })).status, 200);
+    });
+
+    // ---- the address's first verification (CONTRACT §10): before it anyone could have registered
+    // the address, so nothing from before outlives the proof
+
+    test('pre-registration: a magic link on an unverified account ends every earlier session, voids the registration password and pending links', async () => {
+      const f = await fixture(ctx());
+      const email = uniqueEmail('victim');
+      // the attacker registers the victim's address and keeps a session and an email change ready
+      const attacker = await f.post('register', { email, password: ATTACKER_PASSWORD });
+      assert.equal(attacker.status, 201);
+      const db = await f.t.engine.project(f.pid);
+      const hashOf = async () => (await db.get<{ password_hash: string }>(`SELECT password_hash FROM ${db.t('_bp_users')} WHERE email = ?`, [email]))!.password_hash;
+      const attackerHash = await hashOf();
+      const inbox = uniqueEmail('attacker-inbox');
+      await f.post('email-change/request', { new_email: inbox }, { user: attacker.body.token });
+      const change = (await f.lastLink(inbox)).token;
+      // the owner of the address signs in with a magic link
+      await f.post('magic-link', { email });
+      const session = await f.post('magic-link/consume', { token: (await f.lastLink(email)).token });
+      assert.equal(session.status, 200, JSON.stringify(session.body));
+      assert.equal(session.body.user.email_verified, true);
+      // the session and its caller reflect the verification at once
+      const mine = await me(f, session.body.token);
+      assert.equal(mine.status, 200);
+      assert.deepEqual(mine.body, session.body.user);
+      const resolved = await f.t.services.endUsers.resolve(f.pid, session.body.token);
+      assert.equal(authOf(resolved!.user).email_verified, true);
+      // nothing of the attacker's works any more
+      expectError(await me(f, attacker.body.token), 401);
+      const voided = expectError(await f.post('login', { email, password: ATTACKER_PASSWORD }), 401, 'invalid_credentials');
+      const unknown = expectError(await f.post('login', { email: uniqueEmail('ghost'), password: ATTACKER_PASSWORD }), 401, 'invalid_credentials');
+      assert.deepEqual(voided, unknown, 'a voided password answers like an unknown address');
+      expectError(await f.post('email-change/confirm', { token: change }), 400, 'invalid_token');
+      // the attacker's hash is gone, not merely flagged: nothing can bring it back
+      const stored = await hashOf();
+      assert.notEqual(stored, attackerHash);
+      assert.ok(!stored.startsWith('$argon2'), stored);
+      assert.equal((await me(f, session.body.token)).status, 200);
+    });
+
+    test('a voided password is checked like an unknown address: the same dummy argon2 verification', async () => {
+      const f = await fixture(ctx());
+      const email = uniqueEmail('voided');
+      await f.post('register', { email, password: ATTACKER_PASSWORD });
+      await f.post('magic-link', { email });
+      assert.equal((await f.post('magic-link/consume', { token: (await f.lastLink(email)).token })).status, 200);
+      const hasher = f.t.services.hasher;
+      const original = hasher.verify;
+      const checked: (string | null)[] = [];
+      hasher.verify = async (stored, password) => {
+        checked.push(stored);
+        return original.call(hasher, stored, password);
+      };
+      try {
+        expectError(await f.post('login', { email, password: ATTACKER_PASSWORD }), 401, 'invalid_credentials');
+        expectError(await f.post('login', { email: uniqueEmail('ghost'), password: ATTACKER_PASSWORD }), 401, 'invalid_credentials');
+      } finally {
+        hasher.verify = original;
+      }
+      // null: the hasher verifies against its dummy hash (src/lib/password.ts), as for no account at all
+      assert.deepEqual(checked, [null, null]);
+    });
+
+    test('a voided password stays void through every flow but a reset', async () => {
+      const t = ctx();
+      const f = await fixture(t);
+      const email = uniqueEmail('stays-void');
+      await f.post('register', { email, password: ATTACKER_PASSWORD });
+      await f.post('magic-link', { email });
+      const session = (await f.post('magic-link/consume', { token: (await f.lastLink(email)).token })).body;
+      const stillVoid = async (address: string, what: string) =>
+        assert.equal((await f.post('login', { email: address, password: ATTACKER_PASSWORD })).status, 401, what);
+      await stillVoid(email, 'after the magic link');
+      await f.post('magic-link', { email });
+      const again = await f.post('magic-link/consume', { token: (await f.lastLink(email)).token });
+      assert.equal(again.status, 200);
+      await stillVoid(email, 'after a second magic link');
+      await f.post('verify/resend', { email });
+      await stillVoid(email, 'after verify/resend');
+      expectError(await f.post('register', { email, password: ATTACKER_PASSWORD }), 409, 'email_taken');
+      await stillVoid(email, 'after registering again');
+      assert.equal((await t.req('PATCH', `/projects/${f.pid}/end-users/${session.user.id}`, { token: f.owner, body: { role: 'admin' } })).status, 200);
+      await stillVoid(email, 'after a role change');
+      const moved = uniqueEmail('moved');
+      await f.post('email-change/request', { new_email: moved }, { user: again.body.token });
+      assert.equal((await f.post('email-change/confirm', { token: (await f.lastLink(moved)).token })).status, 200);
+      await stillVoid(moved, 'after an email change');
+      await f.post('password/forgot', { email: moved });
+      assert.equal((await f.post('password/reset', { token: (await f.lastLink(moved)).token, password: 'the owner password' })).status, 200);
+      await stillVoid(moved, 'after a reset to another password');
+      assert.equal((await f.post('login', { email: moved, password: 'the owner password' })).status, 200);
+    });
+
+    test('a password set through a reset link before the first verification survives a magic link (its sessions still end)', async () => {
+      const f = await fixture(ctx());
+      const { email } = await f.register();
+      await f.post('password/forgot', { email });
+      assert.equal((await f.post('password/reset', { token: (await f.lastLink(email)).token, password: 'the owner password' })).status, 200);
+      const before = await f.post('login', { email, password: 'the owner password' });
+      assert.equal(before.status, 200);
+      assert.equal(before.body.user.email_verified, false);
+      await f.post('magic-link', { email });
+      assert.equal((await f.post('magic-link/consume', { token: (await f.lastLink(email)).token })).status, 200);
+      expectError(await me(f, before.body.token), 401);
+      const after = await f.post('login', { email, password: 'the owner password' });
+      assert.equal(after.status, 200);
+      assert.equal(after.body.user.email_verified, true);
+    });
+
+    test('verify/confirm on an unverified account ends every earlier session and voids pending links; the registration password keeps working', async () => {
+      const f = await fixture(ctx());
+      const { email, token: first } = await f.register();
+      const second = (await f.post('login', { email, password: PASSWORD })).body.token;
+      const inbox = uniqueEmail('inbox');
+      await f.post('email-change/request', { new_email: inbox }, { user: first! });
+      const change = (await f.lastLink(inbox)).token;
+      await f.post('verify/resend', { email });
+      const done = await f.post('verify/confirm', { token: (await f.lastLink(email)).token });
+      assert.equal(done.status, 200);
+      assert.equal(done.body.user.email_verified, true);
+      for (const old of [first!, second]) expectError(await me(f, old), 401);
+      expectError(await f.post('email-change/confirm', { token: change }), 400, 'invalid_token');
+      // SPEC 4.6: the confirmed registration's password logs in
+      const login = await f.post('login', { email, password: PASSWORD });
+      assert.equal(login.status, 200);
+      assert.equal((await me(f, login.body.token)).body.email_verified, true);
+    });
+
+    test('email-change/confirm: on an unverified account it is the first verification (sessions end, the password stays)', async () => {
+      const f = await fixture(ctx());
+      const { email, token: first } = await f.register();
+      const second = (await f.post('login', { email, password: PASSWORD })).body.token;
+      const next = uniqueEmail('next');
+      await f.post('email-change/request', { new_email: next }, { user: first! });
+      const done = await f.post('email-change/confirm', { token: (await f.lastLink(next)).token });
+      assert.equal(done.status, 200);
+      assert.equal(done.body.user.email_verified, true);
+      for (const old of [first!, second]) expectError(await me(f, old), 401);
+      assert.equal((await f.post('login', { email: next, password: PASSWORD })).status, 200);
+    });
+
+    test('already verified accounts: a magic link or an email change ends nothing; sessions see the new address at once', async () => {
+      const f = await fixture(ctx());
+      const { email } = await f.register();
+      await f.post('verify/resend', { email });
+      assert.equal((await f.post('verify/confirm', { token: (await f.lastLink(email)).token })).status, 200);
+      const session = (await f.post('login', { email, password: PASSWORD })).body.token;
+      await f.post('magic-link', { email });
+      assert.equal((await f.post('magic-link/consume', { token: (await f.lastLink(email)).token })).status, 200);
+      assert.equal((await me(f, session)).status, 200);
       assert.equal((await f.post('login', { email, password: PASSWORD })).status, 200);
+      const next = uniqueEmail('next');
+      await f.post('email-change/request', { new_email: next }, { user: session });
+      assert.equal((await f.post('email-change/confirm', { token: (await f.lastLink(next)).token })).status, 200);
+      const seen = await me(f, session);
+      assert.equal(seen.status, 200);
+      assert.equal(seen.body.email, next);
+      assert.equal(seen.body.email_verified, true);
+      assert.equal((await f.post('login', { email: next, password: PASSWORD })).status, 200);
+    });
+
+    test('a login whose password check is under way when a magic link voids the password gets no session', async () => {
+      const f = await fixture(ctx());
+      const email = uniqueEmail('race-login');
+      await f.post('register', { email, password: ATTACKER_PASSWORD });
+      await f.post('magic-link', { email });
+      const link = (await f.lastLink(email)).token;
+      const held = hold(f.t.services.hasher, 'verify', (_stored: unknown, password: unknown) => password === ATTACKER_PASSWORD);
+      let login: Promise<Reply>;
+      try {
+        login = f.post('login', { email, password: ATTACKER_PASSWORD });
+        await held.reached;
+        assert.equal((await f.post('magic-link/consume', { token: link })).status, 200);
+      } finally {
+        held.release();
+        held.restore();
+      }
+      expectError(await login, 401, 'invalid_credentials');
+      const db = await f.t.engine.project(f.pid);
+      const sessions = await db.all(`SELECT token_hash FROM ${db.t('_bp_user_sessions')} s JOIN ${db.t('_bp_users')} u ON u.id = s.user_id WHERE u.email = ?`, [email]);
+      assert.equal(sessions.length, 1, 'only the magic-link session');
+    });
+
+    test('a login whose password check is under way when a reset replaces the password gets no session', async () => {
+      const f = await fixture(ctx());
+      const { email } = await f.register();
+      await f.post('password/forgot', { email });
+      const reset = (await f.lastLink(email)).token;
+      const held = hold(f.t.services.hasher, 'verify', (_stored: unknown, password: unknown) => password === PASSWORD);
+      let login: Promise<Reply>;
+      try {
+        login = f.post('login', { email, password: PASSWORD });
+        await held.reached;
+        assert.equal((await f.post('password/reset', { token: reset, password: 'a brand new password' })).status, 200);
+      } finally {
+        held.release();
+        held.restore();
+      }
+      expectError(await login, 401, 'invalid_credentials');
+    });
+
+    test('an email-change request authenticated before the first verification ended its session issues and sends nothing', async () => {
+      const f = await fixture(ctx());
+      const email = uniqueEmail('race-change');
+      const attacker = await f.post('register', { email, password: ATTACKER_PASSWORD });
+      await f.post('magic-link', { email });
+      const link = (await f.lastLink(email)).token;
+      const inbox = uniqueEmail('attacker-inbox');
+      // the request has resolved its session and is about to look the new address up
+      const held = hold(f.t.services.endUsers, 'findByEmail', (_db: unknown, address: unknown) => address === inbox);
+      let request: Promise<Reply>;
+      try {
+        request = f.post('email-change/request', { new_email: inbox }, { user: attacker.body.token });
+        await held.reached;
+        assert.equal((await f.post('magic-link/consume', { token: link })).status, 200);
+      } finally {
+        held.release();
+        held.restore();
+      }
+      assert.deepEqual((await request).body, { ok: true });
+      assert.equal((await f.mailTo(inbox)).length, 0);
+      const db = await f.t.engine.project(f.pid);
+      assert.equal((await db.all(`SELECT token_hash FROM ${db.t('_bp_email_tokens')} WHERE purpose = 'email_change'`)).length, 0);
+    });
+
+    test('tokens of one user consumed at the same time: each answers 200 or 400, never a deadlock', async () => {
+      const f = await fixture(ctx());
+      for (let round = 0; round < 3; round++) {
+        const { email, token: session } = await f.register();
+        const next = uniqueEmail('next');
+        await f.post('email-change/request', { new_email: next }, { user: session! });
+        await f.post('magic-link', { email });
+        await f.post('password/forgot', { email });
+        await f.post('verify/resend', { email });
+        const mails = await f.mailTo(email);
+        const latest = (subject: string) => tokenOf(mails.filter((m) => m.subject.startsWith(subject)).pop()!);
+        const results = await Promise.all([
+          f.post('email-change/confirm', { token: (await f.lastLink(next)).token }),
+          f.post('magic-link/consume', { token: latest('Your sign-in link') }),
+          f.post('password/reset', { token: latest('Reset your password'), password: 'a brand new password' }),
+          f.post('verify/confirm', { token: latest('Confirm your email address') }),
+        ]);
+        for (const r of results) assert.ok(r.status === 200 || (r.status === 400 && r.body.code === 'invalid_token'), `${r.status} ${JSON.stringify(r.body)}`);
+        assert.ok(results.some((r) => r.status === 200));
+      }
+    });
+
+    test('an end user deleted while consuming a link: 204, and the link 200 or 400, never a deadlock', async () => {
+      const f = await fixture(ctx());
+      for (let round = 0; round < 3; round++) {
+        const { email, user, token: session } = await f.register();
+        await f.post('magic-link', { email });
+        const link = (await f.lastLink(email)).token;
+        const [consumed, removed] = await Promise.all([
+          f.post('magic-link/consume', { token: link }),
+          f.t.req('DELETE', `/projects/${f.pid}/end-users/${user.id}`, { token: f.owner }),
+        ]);
+        assert.equal(removed.status, 204, JSON.stringify(removed.body));
+        assert.ok(consumed.status === 200 || (consumed.status === 400 && consumed.body.code === 'invalid_token'), `${consumed.status} ${JSON.stringify(consumed.body)}`);
+        for (const token of [session!, consumed.body.token].filter(Boolean)) expectError(await me(f, token), 401);
+      }
     });
 
     test('deleting an end user voids their outstanding tokens', async () => {

@@ -27,8 +27,8 @@ export function emailFlowRoutes(app: FastifyInstance, projects: ProjectService, 
     { schema: { tags, summary: 'Request an email change; the link goes to the new address (X-User-Token)', body: S.EmailChangeBody } },
     async (req) => {
       const pid = await existing(req.params.project_id);
-      const { user } = await users.require(pid, userToken(req));
-      return flows.requestEmailChange(pid, user, req.body, req.ip);
+      const { user, tokenHash } = await users.require(pid, userToken(req));
+      return flows.requestEmailChange(pid, user, tokenHash, req.body, req.ip);
     },
   );
 
