@@ -33,7 +33,7 @@ for (const kind of engines) {
     for (const s of scenarios) {
       const send = await s.setup(address, engine);
       await load(s.name, { seconds: 0.5, concurrency: s.concurrency }, send); // warm-up
-      const r = await load(s.name, { seconds, concurrency: s.concurrency }, send);
+      const r = await load(s.name, { seconds, concurrency: s.concurrency }, send).finally(() => s.teardown?.());
       rows.push({ ...r, engine: kind });
       console.error(`${kind} ${s.name}: ${r.rps.toFixed(0)} req/s`);
     }
@@ -49,4 +49,11 @@ for (const name of new Set(rows.map((r) => r.name))) {
   const s = rows.find((r) => r.name === name && r.engine === 'sqlite');
   const p = rows.find((r) => r.name === name && r.engine === 'postgres');
   if (s && p) console.log(`ratio sqlite/postgres ${name}: ${(s.rps / p.rps).toFixed(2)}x`);
+}
+// tenant isolation: how much another project's worst query costs a well-behaved project's reads
+for (const kind of engines) {
+  const alone = rows.find((r) => r.engine === kind && r.name === 'GET 20 rows of 100k under RLS');
+  const noisy = rows.find((r) => r.engine === kind && r.name.startsWith('GET 20 rows of 100k under RLS, another'));
+  if (alone && noisy)
+    console.log(`${kind}: reads beside another project's worst query: p99 ${noisy.p99.toFixed(1)} ms vs ${alone.p99.toFixed(1)} ms alone (${(noisy.p99 / alone.p99).toFixed(2)}x), req/s ${(noisy.rps / alone.rps).toFixed(2)}x`);
 }

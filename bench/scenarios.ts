@@ -5,6 +5,8 @@ export interface Scenario {
   name: string;
   concurrency: number;
   setup(base: string, engine: Engine): Promise<(i: number) => Promise<boolean>>;
+  /** Stops whatever setup started beside the measured requests. */
+  teardown?(): Promise<void>;
 }
 
 async function json(base: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<any> {
@@ -59,27 +61,25 @@ export const scenarios: Scenario[] = [
     name: 'GET 20 rows of 100k under RLS',
     concurrency: 16,
     async setup(base, engine) {
-      const p = await rlsProject(base);
-      // 100,000 rows owned by 100 users; the bench user (id 1) owns 1,000 of them. Seeded with one
-      // INSERT ... SELECT (setup only; the measured path is the HTTP passthrough).
-      const db = await engine.project(p.pid);
-      const seed =
-        engine.kind === 'sqlite'
-          ? `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100000)
-             INSERT INTO ${db.t('items')} (title, created_by) SELECT 'row ' || i, (i % 100) + 1 FROM n`
-          : `INSERT INTO ${db.t('items')} (title, created_by) SELECT 'row ' || i, (i % 100) + 1 FROM generate_series(1, 100000) AS i`;
-      await db.run(seed);
-      if (engine.kind === 'postgres') await db.run(`ANALYZE ${db.t('items')}`);
-      const headers = { authorization: `Bearer ${p.key}`, 'x-user-token': p.userToken };
-      const check = await json(base, 'GET', `/${p.pid}/rest/items?limit=20`, undefined, headers);
-      if (check.length !== 20 || check.some((r: { created_by: number }) => r.created_by !== p.userId)) throw new Error('RLS bench setup is wrong');
-      return async () => {
-        const res = await fetch(`${base}/${p.pid}/rest/items?limit=20`, { headers });
-        await res.arrayBuffer();
-        return res.status === 200;
-      };
+      return readOwnRows(base, await seededRlsProject(base, engine));
     },
   },
+  (() => {
+    let stop: (() => Promise<void>) | null = null;
+    return {
+      // the same reads, while another project runs the most expensive filter its key allows
+      name: 'GET 20 rows of 100k under RLS, another project at its worst',
+      concurrency: 16,
+      async setup(base: string, engine: Engine) {
+        const reads = readOwnRows(base, await seededRlsProject(base, engine));
+        stop = await worstQueriesOfAnotherProject(base, engine);
+        return reads;
+      },
+      async teardown() {
+        await stop?.();
+      },
+    };
+  })(),
   {
     name: 'POST one row under RLS',
     concurrency: 16,
@@ -114,6 +114,63 @@ export const scenarios: Scenario[] = [
     },
   },
 ];
+
+/** rlsProject with 100,000 rows owned by 100 users; the bench user (id 1) owns 1,000 of them.
+ * Seeded with one INSERT ... SELECT (setup only; the measured path is the HTTP passthrough). */
+async function seededRlsProject(base: string, engine: Engine) {
+  const p = await rlsProject(base);
+  const db = await engine.project(p.pid);
+  const seed =
+    engine.kind === 'sqlite'
+      ? `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100000)
+         INSERT INTO ${db.t('items')} (title, created_by) SELECT 'row ' || i, (i % 100) + 1 FROM n`
+      : `INSERT INTO ${db.t('items')} (title, created_by) SELECT 'row ' || i, (i % 100) + 1 FROM generate_series(1, 100000) AS i`;
+  await db.run(seed);
+  if (engine.kind === 'postgres') await db.run(`ANALYZE ${db.t('items')}`);
+  return p;
+}
+
+function readOwnRows(base: string, p: Awaited<ReturnType<typeof rlsProject>>) {
+  const headers = { authorization: `Bearer ${p.key}`, 'x-user-token': p.userToken };
+  return async () => {
+    const res = await fetch(`${base}/${p.pid}/rest/items?limit=20`, { headers });
+    const rows = (await res.json()) as { created_by: number }[];
+    return res.status === 200 && rows.length === 20 && rows.every((r) => r.created_by === p.userId);
+  };
+}
+
+/**
+ * Another project whose key runs, on two connections back to back, the worst read it may ask for:
+ * an exact count under 100 ilike conditions over 20,000 rows of 400 characters, ordered by text.
+ * Returns the function that stops it.
+ */
+async function worstQueriesOfAnotherProject(base: string, engine: Engine): Promise<() => Promise<void>> {
+  const { token } = await owner(base);
+  const headers = { authorization: `Bearer ${token}` };
+  const project = await json(base, 'POST', '/projects', { name: 'noisy neighbour' }, headers);
+  await json(base, 'POST', `/projects/${project.id}/tables`, { name: 'docs', columns: [{ name: 'body', type: 'text' }] }, headers);
+  const db = await engine.project(project.id);
+  const seed =
+    engine.kind === 'sqlite'
+      ? `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000)
+         INSERT INTO ${db.t('docs')} (body) SELECT substr(i || ' ' || printf('%.400c', 'x'), 1, 400) FROM n`
+      : `INSERT INTO ${db.t('docs')} (body) SELECT left(i || ' ' || repeat('x', 400), 400) FROM generate_series(1, 20000) AS i`;
+  await db.run(seed);
+  const key = await json(base, 'POST', `/projects/${project.id}/keys`, { name: 'noisy', permissions: ['select'] }, headers);
+  const filter = `or=(${Array.from({ length: 100 }, (_, i) => `body.ilike.*${'ab'.repeat(8)}${i}*`).join(',')})`;
+  const url = `${base}/${project.id}/rest/docs?${filter}&order=body.desc`;
+  let running = true;
+  const loops = [0, 1].map(async () => {
+    while (running) {
+      const res = await fetch(url, { headers: { authorization: `Bearer ${key.key}`, prefer: 'count=exact' } });
+      await res.arrayBuffer();
+    }
+  });
+  return async () => {
+    running = false;
+    await Promise.all(loops);
+  };
+}
 
 /** A project with table `items` (created_by indexed, default $auth.id), an ALL policy
  * `created_by = $auth.id`, a key and one end user (id 1). */

@@ -101,8 +101,12 @@ export class SqliteWorkerPool {
     return this.opts.statementTimeoutMs;
   }
 
-  /** Runs `job` on a worker of the project's share; workers start on first use. */
+  /**
+   * Runs `job` on a worker of the project's share. All workers start together on first use: a
+   * thread takes a while to start, and that wait must not fall on whichever project comes second.
+   */
   async withWorker<T>(projectId: string, job: (w: SqlWorker) => Promise<T>): Promise<T> {
+    if (this.live.size === 0) for (let i = 0; i < this.opts.workers; i++) this.idle.push(this.spawn());
     return this.gate.run(projectId, async () => {
       const w = this.idle.pop() ?? this.spawn();
       try {
