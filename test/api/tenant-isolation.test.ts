@@ -19,6 +19,9 @@ async function whileRunning<T>(a: Promise<T>, b: () => Promise<{ status: number 
   let bDone = 0;
   const bStatuses = new Set<number>();
   while (!settled) {
+    // an in-process request served without I/O (a platform route) resolves in microtasks alone:
+    // yield, as a socket would, so that timers and worker replies are not starved
+    await new Promise((r) => setImmediate(r));
     const res = await b();
     if (settled) break;
     bDone++;
@@ -68,6 +71,23 @@ await describeEngines(
       assert.equal(count.headers['content-range'], `0-0/${ROWS}`);
       const changed = await A.rest('GET', 'docs?body=eq.x&limit=1');
       assert.deepEqual(changed.body, []);
+    });
+
+    test("a flood of the worst queries holds only the project's share: B and the owner's platform routes keep answering", async () => {
+      const flood = Array.from({ length: 12 }, () => A.rest('GET', `docs?${WORST_FILTER}`, { headers: { prefer: 'count=exact' } }));
+      // counted until the FIRST of A's requests ends: with no share, B would wait for a whole wave
+      const first = Promise.race(flood);
+      const [reads, owner] = await Promise.all([
+        whileRunning(first, readB),
+        whileRunning(first, () => ctx().req('GET', '/projects', { token: B.owner })),
+      ]);
+      const answers = await Promise.all(flood);
+      for (const res of answers) assert.ok(res.status === 503, `A got ${res.status}`);
+      assert.ok(answers.every((r) => ['query_timeout', 'project_busy'].includes(r.body.code)), JSON.stringify(answers.map((r) => r.body.code)));
+      assert.deepEqual([...reads.bStatuses], [200]);
+      assert.ok(reads.bDone >= 3, `project B answered only ${reads.bDone} reads before A's first query ended`);
+      assert.deepEqual([...owner.bStatuses], [200]);
+      assert.ok(owner.bDone >= 1, "the owner's GET /projects did not answer while A's queries ran");
     });
 
     test('a 100,000-row bulk insert runs while B answers and A itself still logs users in', async () => {

@@ -12,7 +12,7 @@ import { platformMigrations, projectMigrations, type SchemaTypes } from '../sche
 import { SqliteDb } from './sqlite-db.ts';
 import { openConnection, projectFile } from './sqlite-connection.ts';
 import { SqliteWorkerPool } from './sqlite-worker-pool.ts';
-import { sqliteDeadlineLibrary } from './sqlite-deadline.ts';
+import { sqliteDeadlineLibrary, sqliteWorkerScript } from './sqlite-build.ts';
 import { SqlitePolicyCompiler } from './sqlite-policy-compiler.ts';
 import { registerSqliteFunctions } from '../../policy-language/index.ts';
 
@@ -87,13 +87,14 @@ export class SqliteEngine implements Engine {
   private readonly workers: SqliteWorkerPool;
 
   private constructor(private readonly opts: SqliteEngineOptions) {
-    sqliteDeadlineLibrary(); // built (once) before any worker needs it
     mkdirSync(opts.dataDir, { recursive: true });
     this.projectDir = join(opts.dataDir, 'projects');
     mkdirSync(this.projectDir, { recursive: true });
     this.platform = new SqliteDb(open(join(opts.dataDir, 'platform.db')));
     const workers = opts.workers ?? 4;
     this.workers = new SqliteWorkerPool({
+      script: sqliteWorkerScript(),
+      deadlineLibrary: sqliteDeadlineLibrary(),
       projectDir: this.projectDir,
       maxConnections: opts.maxOpenProjects ?? 256,
       workers,

@@ -4,13 +4,12 @@
 // FairGate, so one project holds at most its share of them, and each statement is bounded by the
 // statement timeout (the native deadline, with a watchdog here for a worker that stops answering).
 import { Worker } from 'node:worker_threads';
+import { pathToFileURL } from 'node:url';
 import type { Db, SqlParam } from '../engine.ts';
 import { quoteIdent, QueryTimeout } from '../engine.ts';
 import { FairGate } from '../fair-gate.ts';
 import type { FromWorker, ToWorker, WorkerSetup } from './sqlite-worker-protocol.ts';
 import { toSqlite, translateSqliteError } from './sqlite-db.ts';
-
-const WORKER_SCRIPT = new URL('./sqlite-worker-entry.mjs', import.meta.url);
 // beyond the statement timeout, how long a worker may stay silent before it is replaced
 const STUCK_GRACE_MS = 5000;
 
@@ -28,8 +27,8 @@ class SqlWorker {
   private nextId = 0;
   dead = false;
 
-  constructor(setup: WorkerSetup) {
-    this.thread = new Worker(WORKER_SCRIPT, { workerData: setup });
+  constructor(script: URL, setup: WorkerSetup) {
+    this.thread = new Worker(script, { workerData: setup });
     this.thread.on('message', (m: FromWorker) => this.settle(m));
     this.thread.on('error', (err) => this.fail(err));
     this.thread.on('exit', () => this.fail(new Error('the SQLite worker thread exited')));
@@ -76,6 +75,8 @@ class SqlWorker {
 }
 
 export interface WorkerPoolOptions extends WorkerSetup {
+  /** the worker script (sqlite-build.ts bundles it) */
+  script: string;
   workers: number;
   /** workers one project may hold at once */
   perProject: number;
@@ -119,7 +120,8 @@ export class SqliteWorkerPool {
   }
 
   private spawn(): SqlWorker {
-    const w = new SqlWorker({ projectDir: this.opts.projectDir, maxConnections: this.opts.maxConnections });
+    const { projectDir, maxConnections, deadlineLibrary } = this.opts;
+    const w = new SqlWorker(pathToFileURL(this.opts.script), { projectDir, maxConnections, deadlineLibrary });
     this.live.add(w);
     return w;
   }

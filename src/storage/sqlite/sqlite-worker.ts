@@ -29,7 +29,7 @@ function conn(projectId: string): Conn {
   }
   const db = openConnection(projectFile(setup.projectDir, projectId), { mustExist: true });
   registerSqliteFunctions(db);
-  c = { db, setDeadline: installDeadline(db), statements: new Map() };
+  c = { db, setDeadline: installDeadline(db, setup.deadlineLibrary), statements: new Map() };
   conns.set(projectId, c);
   for (const [id, old] of conns) {
     if (conns.size <= setup.maxConnections) break;
