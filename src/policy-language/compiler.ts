@@ -3,13 +3,15 @@
 // NULL typing, JSON paths) and a table of SQL templates for the functions whose semantics need
 // engine-specific SQL. User text never reaches the SQL: identifiers go through `columnRef`,
 // values become parameters, and keywords/operators come from this file's own vocabulary.
-import type { IntervalUnit, TypedExpr, ValueType } from './ast.js';
+import { AUTH_FIELDS, type IntervalUnit, type TypedExpr, type ValueType } from './ast.js';
 import { parseJsonPath, type JsonPathStep } from './literals.js';
 
 export interface AuthContext {
   id: number;
   email: string;
   role: string | null;
+  /** whether the address was proven through a link sent to it: `email` alone is only a claim */
+  email_verified: boolean;
 }
 export interface CompileContext {
   auth: AuthContext | null;
@@ -156,8 +158,8 @@ export abstract class PolicyCompiler {
       }
       case 'auth': {
         const a = this.ctx.auth;
-        if (e.field === 'id') return this.param(a ? BigInt(a.id) : null, 'integer');
-        return this.param(a ? (e.field === 'email' ? a.email : a.role) : null, 'text');
+        const value = a === null ? null : e.field === 'id' ? BigInt(a.id) : a[e.field];
+        return this.param(value, AUTH_FIELDS[e.field]);
       }
       case 'unary': {
         const o = this.visit(e.operand);

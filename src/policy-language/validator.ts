@@ -1,7 +1,7 @@
 // Type-checks a parsed expression against a table's columns and returns the typed tree.
 // Every node gets a type; conversions become explicit `cast` nodes; string literals used as
 // dates/times become temporal literals; NULL literals take the type of their context.
-import type { ColumnType, Expr, IntervalUnit, TypedExpr, ValueType } from './ast.js';
+import { AUTH_FIELDS, type ColumnType, type Expr, type IntervalUnit, type TypedExpr, type ValueType } from './ast.js';
 import { PolicyError } from './errors.js';
 import { parseTemporal } from './literals.js';
 import { guard, parsePolicy } from './parser.js';
@@ -60,7 +60,7 @@ export class Checker {
         return { ...e, type };
       }
       case 'auth':
-        return { ...e, type: e.field === 'id' ? 'integer' : 'text' };
+        return { ...e, type: AUTH_FIELDS[e.field] };
       case 'unit':
         throw this.err(`A unit (${e.unit}) can only appear after INTERVAL n or as the first argument of TIMESTAMPDIFF`, e);
       case 'interval':

@@ -26,7 +26,8 @@ export const BASE_ROW: Row = {
 };
 
 const ANON = null;
-const NO_ROLE: AuthContext = { id: 7, email: 'alice@example.com', role: null };
+const NO_ROLE: AuthContext = { id: 7, email: 'alice@example.com', role: null, email_verified: true };
+const UNVERIFIED: AuthContext = { id: 7, email: 'alice@example.com', role: 'editor', email_verified: false };
 const T = (expr: string, extra: Partial<PolicyCase> = {}): PolicyCase => ({ expr, expected: true, ...extra });
 const F = (expr: string, extra: Partial<PolicyCase> = {}): PolicyCase => ({ expr, expected: false, ...extra });
 const row = (r: Row) => ({ row: r });
@@ -54,6 +55,21 @@ export const POLICY_CASES: PolicyCase[] = [
   T("COALESCE($auth.role, 'none') = 'none'", { auth: NO_ROLE }),
   T("$auth.role IN ('admin', 'editor')"),
   T("$AUTH.ID = owner_id"),
+  // ---- $auth.email_verified: an unverified address is only a claim
+  T('$auth.email_verified'),
+  F('$auth.email_verified', { auth: UNVERIFIED }),
+  T('NOT $auth.email_verified', { auth: UNVERIFIED }),
+  F('$auth.email_verified', { auth: ANON }),
+  F('NOT $auth.email_verified', { auth: ANON }),
+  T('$auth.email_verified IS NULL', { auth: ANON }),
+  T('$auth.email_verified IS NOT TRUE', { auth: UNVERIFIED }),
+  T('$auth.email_verified = TRUE AND $auth.email_verified <> FALSE'),
+  T('email = $auth.email AND $auth.email_verified'),
+  F('email = $auth.email AND $auth.email_verified', { auth: UNVERIFIED }),
+  T("$auth.email_verified OR $auth.role = 'editor'", { auth: UNVERIFIED }),
+  T('COALESCE($auth.email_verified, FALSE) = FALSE', { auth: ANON }),
+  T('IF($auth.email_verified, owner_id = $auth.id, FALSE)'),
+  T('$AUTH.Email_Verified'),
   // ---- string comparison: exact, case-sensitive, code point order
   T("name = 'Alice'"),
   F("name = 'alice'"),

@@ -20,7 +20,7 @@ configureFuzz();
 const KEYWORDS = ['AND', 'OR', 'NOT', 'IN', 'LIKE', 'BETWEEN', 'IS', 'NULL', 'TRUE', 'FALSE', 'CASE', 'WHEN', 'THEN', 'ELSE', 'END', 'INTERVAL', 'DAY', 'MONTH', 'SELECT', 'FROM', 'CURRENT_DATE', 'ESCAPE'];
 const FUNCS = ['LOWER(', 'CONCAT(', 'SUBSTRING(', 'LOCATE(', 'COALESCE(', 'IF(', 'GREATEST(', 'ROUND(', 'NOW()', 'DATE_ADD(', 'DATEDIFF(', 'TIMESTAMPDIFF(', 'JSON_EXTRACT(', 'JSON_CONTAINS(', 'JSON_LENGTH(', 'SLEEP(', 'FIND_IN_SET('];
 const OPS = ['=', '<>', '!=', '<', '<=', '>', '>=', '+', '-', '*', '/', '%', '(', ')', ',', '(', ')'];
-const IDENTS = COLUMNS.map((c) => c.name).concat(['nope', '`name`', '`qty`', 'users.id', '$auth.id', '$auth.email', '$auth.role', '$auth.x', '@v']);
+const IDENTS = COLUMNS.map((c) => c.name).concat(['nope', '`name`', '`qty`', 'users.id', '$auth.id', '$auth.email', '$auth.role', '$auth.email_verified', '$auth.x', '@v']);
 const LITERALS = ["'a'", "''", "'2024-01-31'", "'2024-02-29 10:00:00'", "'%a\\_'", "'$.a[0]'", "'{\"a\":1}'", '0', '1', '-5', '2.5', '1e3', '9223372036854775807', "'it''s'"];
 const JUNK = [';', '--', '#', '/*', '"x"', '`', "'", '@', '$', '?', '\\', '||', '&&', '!', '.', '\u0000', '😀', '\n'];
 

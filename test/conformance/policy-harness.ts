@@ -27,7 +27,7 @@ export const COLUMNS: ColumnInfo[] = [
 /** Column values as the service receives them from JSON (json column: the JSON text). */
 export type Row = Partial<Record<string, string | number | bigint | boolean | null>>;
 
-export const DEFAULT_AUTH: AuthContext = { id: 7, email: 'alice@example.com', role: 'editor' };
+export const DEFAULT_AUTH: AuthContext = { id: 7, email: 'alice@example.com', role: 'editor', email_verified: true };
 export const DEFAULT_NOW = new Date('2024-03-15T12:00:00.000Z');
 
 // The engines' own column types, so the conformance table runs on exactly what the service stores.

@@ -58,6 +58,10 @@ export const POLICY_REJECTIONS: PolicyRejection[] = [
   R('owner_id = $foo', '$foo', 11),
   R('owner_id = $auth', '$auth', 11),
   R('owner_id = $auth.id.x', '$auth.id.x', 11),
+  R('$auth.verified', '$auth.verified', 0),
+  R('$auth.email_verified_at IS NULL', '$auth.email_verified_at', 0),
+  R("$auth.email_verified = 'yes'", "$auth.email_verified = 'yes'", 0),
+  R('$auth.email_verified + 1 > 0', '$auth.email_verified', 0),
   R('owner_id = $1', '$1', 11),
   R('owner_id = $', '$', 11),
   // ---- comments
