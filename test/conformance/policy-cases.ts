@@ -1,7 +1,7 @@
 // The accepted-expression conformance table: every case runs on every engine and must give
 // `expected` (does the row match?). Rows are merged over BASE_ROW; auth defaults to DEFAULT_AUTH.
 import type { AuthContext } from '../../src/policy-language/index.js';
-import type { Row } from './policy-harness.js';
+import { NO_ROLE_AUTH, UNVERIFIED_AUTH, type Row } from './policy-harness.js';
 
 export interface PolicyCase {
   expr: string;
@@ -26,8 +26,8 @@ export const BASE_ROW: Row = {
 };
 
 const ANON = null;
-const NO_ROLE: AuthContext = { id: 7, email: 'alice@example.com', role: null, email_verified: true };
-const UNVERIFIED: AuthContext = { id: 7, email: 'alice@example.com', role: 'editor', email_verified: false };
+const NO_ROLE = NO_ROLE_AUTH;
+const UNVERIFIED = UNVERIFIED_AUTH;
 const T = (expr: string, extra: Partial<PolicyCase> = {}): PolicyCase => ({ expr, expected: true, ...extra });
 const F = (expr: string, extra: Partial<PolicyCase> = {}): PolicyCase => ({ expr, expected: false, ...extra });
 const row = (r: Row) => ({ row: r });
@@ -465,6 +465,33 @@ export const POLICY_CASES: PolicyCase[] = [
   F("JSON_CONTAINS(data, '1')", row({ data: null })),
   T('data IS NULL', row({ data: null })),
   T("JSON_CONTAINS(JSON_EXTRACT(data, '$.tags'), JSON_EXTRACT(data, '$.sub'))", row({ data: '{"tags":["a","b","c"],"sub":["c","a"]}' })),
+  // ---- SQL NULL in, SQL NULL out, never the JSON value null: an anonymous caller (or a NULL role)
+  // must not match documents that hold a JSON null
+  F('JSON_CONTAINS(data, $auth.id)', { ...row({ data: '[1,null]' }), auth: ANON }),
+  F('JSON_CONTAINS(data, $auth.email)', { ...row({ data: 'null' }), auth: ANON }),
+  F("JSON_CONTAINS(data, $auth.role, '$.roles')", { ...row({ data: '{"roles":["admin",null]}' }), auth: NO_ROLE }),
+  F("JSON_CONTAINS(data, $auth.id, '$.members')", { ...row({ data: '{"members":[null]}' }), auth: ANON }),
+  T("JSON_CONTAINS(data, $auth.id, '$.members') IS NULL", { ...row({ data: '{"members":[null]}' }), auth: ANON }),
+  F("NOT JSON_CONTAINS(data, $auth.id, '$.members')", { ...row({ data: '{"members":[null]}' }), auth: ANON }),
+  F('JSON_CONTAINS(data, qty)', row({ data: '[null]', qty: null })),
+  F('JSON_CONTAINS(data, price)', row({ data: '[null]', price: null })),
+  F('JSON_CONTAINS(data, CONCAT(name, NULL))', row({ data: '[null]' })),
+  F('JSON_CONTAINS(data, NULL)', row({ data: '[null]' })),
+  F('JSON_CONTAINS(data, LOWER($auth.email))', { ...row({ data: '[null]' }), auth: ANON }),
+  F("JSON_CONTAINS(data, JSON_EXTRACT(data, '$.missing'))", row({ data: '[null]' })),
+  T("JSON_CONTAINS(data, JSON_EXTRACT(data, '$[1]'))", row({ data: '[1,null]' })),
+  T("JSON_CONTAINS(data, 'null')", row({ data: '[1,null]' })),
+  T("JSON_CONTAINS(data, '{\"a\":null}')", row({ data: '{"a":null,"b":1}' })),
+  F("JSON_CONTAINS(data, '{\"a\":null}')", row({ data: '{"b":1}' })),
+  T("JSON_CONTAINS(JSON_EXTRACT(data, '$.a'), 'null')", row({ data: '{"a":null}' })),
+  T('JSON_CONTAINS(data, $auth.id)', row({ data: '[7,null]' })),
+  T("JSON_CONTAINS(data, $auth.role, '$.roles')", row({ data: '{"roles":["editor",null]}' })),
+  T("JSON_EXTRACT(data, '$') IS NOT NULL AND JSON_UNQUOTE(data) IS NULL", row({ data: 'null' })),
+  T('JSON_UNQUOTE(data) IS NULL AND JSON_LENGTH(data) IS NULL', row({ data: null })),
+  T("JSON_LENGTH(data) = 1 AND JSON_LENGTH(data, '$') = 1", row({ data: 'null' })),
+  T("JSON_LENGTH(data, '$.a') = 1 AND JSON_LENGTH(data, '$.b') IS NULL", row({ data: '{"a":null}' })),
+  T("JSON_UNQUOTE(JSON_EXTRACT(data, '$[1]')) IS NULL AND JSON_UNQUOTE(JSON_EXTRACT(data, '$[0]')) = '[null]'", row({ data: '[[null],null]' })),
+  T("JSON_UNQUOTE(data) = '{\"a\": null, \"b\": [null, {\"c\": null}]}'", row({ data: '{"b":[null,{"c":null}],"a":null}' })),
   // ---- dates around month ends and leap years, with a pinned clock
   T("CURDATE() + INTERVAL 1 MONTH = '2024-02-29'", { now: '2024-01-31T00:00:00.000Z' }),
   T("NOW() + INTERVAL 1 YEAR = '2025-02-28 06:00:00'", { now: '2024-02-29T06:00:00.000Z' }),
@@ -480,7 +507,38 @@ export const POLICY_CASES: PolicyCase[] = [
   T("GREATEST(qty, GREATEST(qty, GREATEST(price, qty))) BETWEEN qty AND (LOCATE('a', SUBSTRING(IF(qty BETWEEN qty AND 2.5, name, CONCAT(CONCAT($auth.email, name), name)), 1)) * GREATEST(qty, price))"),
   // ---- out of range: NULL, never a database error (each repro: no match, and IS NULL matches)
   ...OVERFLOW_CASES(),
+  ...JSON_NULL_CASES(),
 ];
+
+/**
+ * Every JSON function, every argument position: a SQL NULL argument gives SQL NULL, never the JSON
+ * value null, whatever the document holds (top-level null, nulls in arrays and objects).
+ */
+function JSON_NULL_CASES(): PolicyCase[] {
+  const DOCS = ['null', '[null]', '{"a":null}', '[1,null,{"a":[null]}]'];
+  const NULL_JSON = ['data', 'NULL', "JSON_EXTRACT(data, '$.missing')"]; // with data SQL NULL in the first
+  const anon = { auth: ANON };
+  const noRole = { auth: NO_ROLE };
+  const NULL_CANDIDATES: Array<[string, Partial<PolicyCase>]> = [
+    ['NULL', {}], ['$auth.id', anon], ['$auth.email', anon], ['$auth.role', anon], ['$auth.role', noRole],
+    ['qty', {}], ['price', {}], ['tags', {}], ['CONCAT(name, $auth.role)', noRole], ["JSON_EXTRACT(data, '$.missing')", {}],
+  ];
+  const nullRow = { qty: null, price: null, tags: null };
+  const out: PolicyCase[] = [];
+  for (const j of NULL_JSON) {
+    const r = row({ data: j === 'data' ? null : '{"a":null}' });
+    for (const f of [`JSON_EXTRACT(${j}, '$')`, `JSON_EXTRACT(${j}, '$.a')`, `JSON_UNQUOTE(${j})`, `JSON_LENGTH(${j})`, `JSON_LENGTH(${j}, '$.a')`, `JSON_CONTAINS(${j}, 'null')`, `JSON_CONTAINS(${j}, '[null]', '$')`]) {
+      out.push(T(`${f} IS NULL`, r));
+    }
+  }
+  for (const data of DOCS) {
+    for (const [c, who] of NULL_CANDIDATES) {
+      out.push(T(`JSON_CONTAINS(data, ${c}) IS NULL`, { row: { ...nullRow, data }, ...who }));
+      out.push(T(`JSON_CONTAINS(data, ${c}, '$') IS NULL`, { row: { ...nullRow, data }, ...who }));
+    }
+  }
+  return out;
+}
 
 function OVERFLOW_CASES(): PolicyCase[] {
   const MAX = 9223372036854775807n;
