@@ -62,6 +62,7 @@ const boolExpr: fc.Arbitrary<string> = fc.letrec<{ bool: string; num: string; te
     fc.tuple(tie('num'), tie('num'), tie('num')).map(([a, b, c]) => `${a} BETWEEN ${b} AND ${c}`),
     fc.tuple(tie('text'), tie('text')).map(([a, b]) => `${a} IN (${b}, 'z')`),
     tie('num').map((n) => `${n} IS NULL`),
+    fc.tuple(tie('bool'), fc.constantFrom('= 1', '= 0', '<> 0', '< 1', 'BETWEEN 0 AND 1', '= TRUE')).map(([b, t]) => `(${b}) ${t}`),
   ),
 })).bool;
 
@@ -215,7 +216,7 @@ const jsonBool: fc.Arbitrary<string> = fc.letrec<{ b: string }>((tie) => ({
     fc.constantFrom('$auth.email_verified', 'owner_id = $auth.id', "$auth.role = 'editor'", 'active'),
     fc.tuple(tie('b'), fc.constantFrom('AND', 'OR'), tie('b')).map(([a, o, b]) => `(${a} ${o} ${b})`),
     tie('b').map((b) => `NOT (${b})`),
-    fc.tuple(tie('b'), fc.constantFrom('IS NULL', 'IS NOT TRUE', 'IS FALSE')).map(([b, t]) => `(${b}) ${t}`),
+    fc.tuple(tie('b'), fc.constantFrom('IS NULL', 'IS NOT TRUE', 'IS FALSE', '= 1', '= 0', '<> 1', '> 0', 'IN (0, NULL)')).map(([b, t]) => `(${b}) ${t}`),
   ),
 })).b;
 

@@ -76,6 +76,16 @@ const CASES: SqlCase[] = [
     ],
   },
   {
+    // a boolean meets the integer literal 1 as TRUE (MySQL), bound as a boolean
+    expr: "JSON_CONTAINS(data, '\"a\"', '$.tags') = 1",
+    matches: true,
+    sqlite: ['(bp_json_contains(bp_json_extract("data", ?), ?) = ?)', ['$.tags', '"a"', 1n]],
+    postgres: [
+      `((jsonb_path_query_first("data", CAST(?::text AS jsonpath), '{}', true) @> ?::jsonb) = ?::boolean)`,
+      ['strict $.tags', '"a"', true],
+    ],
+  },
+  {
     expr: "due = '2024-02-29' AND created_at IS NOT NULL",
     matches: true,
     sqlite: ['(("due" = ?) AND ("created_at" IS NOT NULL))', ['2024-02-29']],
