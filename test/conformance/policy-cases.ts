@@ -548,7 +548,42 @@ export const POLICY_CASES: PolicyCase[] = [
   // ---- out of range: NULL, never a database error (each repro: no match, and IS NULL matches)
   ...OVERFLOW_CASES(),
   ...JSON_NULL_CASES(),
+  ...STRING_BOUND_CASES(),
 ];
+
+/**
+ * CONCAT, REPLACE, LOWER and UPPER give NULL when their result would exceed MAX_STRING_BYTES
+ * (1 MiB of UTF-8), so nested growth is cut off instead of exhausting the database's memory.
+ */
+function STRING_BOUND_CASES(): PolicyCase[] {
+  const x = (n: number) => row({ name: 'x'.repeat(n) });
+  const MIB = 'REPLACE(name, \'x\', name)'; // exactly 1 MiB from a 1,024-character name
+  return [
+    // the report: each level squares the string
+    T("REPLACE(REPLACE(REPLACE(name, 'x', name), 'x', name), 'x', name) IS NULL", x(200)),
+    F("LENGTH(REPLACE(REPLACE(REPLACE(name, 'x', name), 'x', name), 'x', name)) > 0", x(200)),
+    F("NOT (REPLACE(REPLACE(REPLACE(name, 'x', name), 'x', name), 'x', name) = 'a')", x(200)),
+    T("LENGTH(REPLACE(REPLACE(name, 'x', name), 'x', 'yy')) = 80000", x(200)),
+    // exactly at the bound, and one byte beyond
+    T(`LENGTH(${MIB}) = 1048576`, x(1024)),
+    T(`REPLACE(CONCAT(name, 'x'), 'x', name) IS NULL`, x(1024)),
+    T(`REPLACE(${MIB}, 'x', 'y') IS NOT NULL AND REPLACE(${MIB}, 'xx', 'yyy') IS NULL`, x(1024)),
+    T(`LENGTH(REPLACE(${MIB}, '', name)) = 1048576 AND LENGTH(REPLACE(${MIB}, 'xx', 'y')) = 524288`, x(1024)),
+    T(`LENGTH(CONCAT(${MIB}, '')) = 1048576 AND CONCAT(${MIB}, 'y') IS NULL AND CONCAT('y', ${MIB}) IS NULL`, x(1024)),
+    T(`CONCAT(LEFT(${MIB}, 1048574), 'é') IS NOT NULL AND CONCAT(LEFT(${MIB}, 1048575), 'é') IS NULL`, x(1024)),
+    T('LENGTH(CONCAT(name, name, name, name)) = 1048576 AND CONCAT(name, name, name, name, name) IS NULL', x(262144)),
+    T('CONCAT(CONCAT(name, name), CONCAT(name, name), CONCAT(name, name)) IS NULL', x(262144)),
+    // the bound counts bytes: é is two
+    T("LENGTH(REPLACE(name, 'é', CONCAT(name, name))) = 524288", row({ name: 'é'.repeat(512) })),
+    T("REPLACE(name, 'é', CONCAT(name, name, 'é')) IS NULL", row({ name: 'é'.repeat(512) })),
+    // case mapping: ß -> SS keeps the size, ΐ -> Ϊ́ triples it, İ -> i̇ adds half
+    T("LENGTH(UPPER(REPLACE(name, 'x', REPLACE(name, 'x', 'ß')))) = 524288", x(512)),
+    T("UPPER(REPLACE(name, 'x', REPLACE(name, 'x', 'ΐ'))) IS NULL AND LOWER(REPLACE(name, 'x', REPLACE(name, 'x', 'ΐ'))) IS NOT NULL", x(512)),
+    T("LENGTH(UPPER(REPLACE(name, 'x', REPLACE(LEFT(name, 100), 'x', 'ΐ')))) = 153600", x(512)),
+    T("LOWER(REPLACE(name, 'x', REPLACE(LEFT(name, 400), 'x', 'İ'))) IS NULL AND UPPER(REPLACE(name, 'x', REPLACE(LEFT(name, 400), 'x', 'İ'))) IS NOT NULL", x(1024)),
+    T("LENGTH(LOWER(REPLACE(name, 'x', REPLACE(LEFT(name, 300), 'x', 'İ')))) = 614400", x(1024)),
+  ];
+}
 
 /**
  * Every JSON function, every argument position: a SQL NULL argument gives SQL NULL, never the JSON

@@ -26,7 +26,8 @@ for (const name of engines) {
       await engine?.close();
     });
     for (const c of POLICY_CASES) {
-      const label = `${c.expected ? 'matches' : 'no match'}: ${c.expr.length > 100 ? `${c.expr.slice(0, 100)}...` : c.expr}${c.auth === null ? ' [anonymous]' : ''}${c.row ? ` ${JSON.stringify(c.row, bigintText)}` : ''}`;
+      const short = (s: string) => (s.length > 100 ? `${s.slice(0, 100)}... (${s.length} chars)` : s);
+      const label = `${c.expected ? 'matches' : 'no match'}: ${short(c.expr)}${c.auth === null ? ' [anonymous]' : ''}${c.row ? ` ${short(JSON.stringify(c.row, bigintText))}` : ''}`;
       test(label, async () => {
         const auth = c.auth === undefined ? DEFAULT_AUTH : c.auth;
         const now = c.now ? new Date(c.now) : DEFAULT_NOW;

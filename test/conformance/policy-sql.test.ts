@@ -86,6 +86,16 @@ const CASES: SqlCase[] = [
     ],
   },
   {
+    // string results are bounded: the size is checked before anything is concatenated
+    expr: "CONCAT(name, '!') = 'Alice!'",
+    matches: true,
+    sqlite: ['(CASE WHEN CAST(octet_length("name") AS bigint) + CAST(octet_length(?) AS bigint) <= 1048576 THEN ("name" || ?) END = ?)', ['!', '!', 'Alice!']],
+    postgres: [
+      '(CASE WHEN CAST(octet_length("name") AS bigint) + CAST(octet_length(?::text) AS bigint) <= 1048576 THEN ("name" || ?::text) END = ?::text)',
+      ['!', '!', 'Alice!'],
+    ],
+  },
+  {
     expr: "due = '2024-02-29' AND created_at IS NOT NULL",
     matches: true,
     sqlite: ['(("due" = ?) AND ("created_at" IS NOT NULL))', ['2024-02-29']],
@@ -126,8 +136,8 @@ describe('compiled SQL per dialect', () => {
     const out = new PostgresPolicyCompiler().compile(typed, { ...ctx, columnRef: (n) => `r."${n}"` });
     assert.match(out.sql, /^\(\(SELECT CASE WHEN r\."qty" > 0 /);
     // OFFSET 0 keeps PostgreSQL from inlining the bound value back into each use
-    assert.match(out.sql, /FROM \(SELECT \(r\."name" \|\| r\."email"\) AS "V0" OFFSET 0\) AS "BPL"\)/);
-    assert.equal(out.sql.split('r."name"').length - 1, 1);
+    assert.match(out.sql, /FROM \(SELECT CASE WHEN .* THEN \(r\."name" \|\| r\."email"\) END AS "V0" OFFSET 0\) AS "BPL"\)/);
+    assert.equal(out.sql.split('||').length - 1, 1);
   });
 
   test('no literal "?" other than placeholders, and one parameter per placeholder', () => {
