@@ -3,6 +3,8 @@
 // dates/times become temporal literals; NULL literals take the type of their context.
 import { AUTH_FIELDS, type ColumnType, type Expr, type IntervalUnit, type TypedExpr, type ValueType } from './ast.js';
 import { PolicyError } from './errors.js';
+import { LIKE_PATTERN_MAX_CHARS } from '../lib/like-limits.ts';
+import { charLength } from '../lib/validate.ts';
 import { parseTemporal } from './literals.js';
 import { guard, parsePolicy } from './parser.js';
 import { checkCall, resultType } from './validate-functions.js';
@@ -98,6 +100,9 @@ export class Checker {
       case 'like': {
         const operand = this.text(this.check(e.operand), e.operand, 'LIKE');
         const pattern = this.text(this.check(e.pattern), e.pattern, 'LIKE');
+        if (e.pattern.kind === 'literal' && e.pattern.valueType === 'string' && charLength(e.pattern.value) > LIKE_PATTERN_MAX_CHARS) {
+          throw this.err(`The LIKE pattern is longer than ${LIKE_PATTERN_MAX_CHARS} characters`, e.pattern);
+        }
         return { ...span, kind: 'like', operand, pattern, negated: e.negated, type: 'boolean' };
       }
       case 'case': {

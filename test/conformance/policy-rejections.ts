@@ -98,6 +98,11 @@ export const POLICY_REJECTIONS: PolicyRejection[] = [
   R('data = 5', 'data = 5', 0),
   R("data = '{}'", "data = '{}'", 0),
   R("active = 'yes'", "active = 'yes'", 0),
+  // LIKE patterns written as literals: at most LIKE_PATTERN_MAX_CHARS (256) characters
+  R(`name LIKE '${'a'.repeat(257)}'`, `'${'a'.repeat(257)}'`, 10),
+  R(`name NOT LIKE '${'%'.repeat(300)}'`, `'${'%'.repeat(300)}'`, 14),
+  R(`name LIKE '${'😀'.repeat(257)}'`, `'${'😀'.repeat(257)}'`, 10),
+  R(`name LIKE '${"''".repeat(257)}'`, `'${"''".repeat(257)}'`, 10),
   // a boolean meets only the numbers 1 and 0 (MySQL's TRUE and FALSE)
   R('active = 2', '2', 9),
   R('active = -1', '-1', 9),
