@@ -70,6 +70,9 @@ export const POLICY_CASES: PolicyCase[] = [
   T('COALESCE($auth.email_verified, FALSE) = FALSE', { auth: ANON }),
   T('IF($auth.email_verified, owner_id = $auth.id, FALSE)'),
   T('$AUTH.Email_Verified'),
+  // the README's example: a domain grants access only once the address is proven
+  T("email LIKE CONCAT('%@', SUBSTRING($auth.email, LOCATE('@', $auth.email) + 1)) AND $auth.email_verified", row({ email: 'bob@example.com' })),
+  F("email LIKE CONCAT('%@', SUBSTRING($auth.email, LOCATE('@', $auth.email) + 1)) AND $auth.email_verified", { ...row({ email: 'bob@example.com' }), auth: UNVERIFIED }),
   // ---- string comparison: exact, case-sensitive, code point order
   T("name = 'Alice'"),
   F("name = 'alice'"),
