@@ -2,6 +2,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { testEngines } from '../support/postgres.js';
+import { MAX_STRING_BYTES } from '../../src/policy-language/index.js';
+import { MAX_TEXT_BYTES } from '../../src/services/column-values.js';
 import { BASE_ROW, POLICY_CASES } from './policy-cases.js';
 import { DEFAULT_AUTH, DEFAULT_NOW, openEngine, type Engine } from './policy-harness.js';
 
@@ -14,6 +16,11 @@ if (skipReason) test(`PostgreSQL policy conformance: ${skipReason}`, { skip: ski
 test('the case table is large enough', () => {
   assert.ok(POLICY_CASES.length >= 200, `${POLICY_CASES.length} cases`);
   assert.equal(new Set(POLICY_CASES.map((c) => JSON.stringify(c, bigintText))).size, POLICY_CASES.length, 'duplicate cases');
+});
+
+test('string results are bounded by the longest text a column holds', () => {
+  // any stored text passes CONCAT/REPLACE/LOWER/UPPER unchanged in size; only growth is cut off
+  assert.equal(MAX_STRING_BYTES, MAX_TEXT_BYTES);
 });
 
 for (const name of engines) {
