@@ -42,8 +42,8 @@ export interface Engine {
   name: EngineName;
   /** true when the row matches the expression */
   matches(expr: string, row: Row, auth: AuthContext | null, now: Date): Promise<boolean>;
-  /** for each row, whether it matches (the rows are inserted together and filtered by one query) */
-  matchRows(expr: string, rows: Row[], auth: AuthContext | null, now: Date): Promise<boolean[]>;
+  /** per caller, for each row, whether it matches (the rows are inserted once, one query per caller) */
+  matchRows(expr: string, rows: Row[], callers: Array<AuthContext | null>, now: Date): Promise<boolean[][]>;
   compile(expr: string, auth: AuthContext | null, now: Date): { sql: string; params: unknown[] };
   /** size of the engine's plan for a query filtered by expr (SQLite: bytecode steps; PostgreSQL: EXPLAIN VERBOSE text) */
   planSize(expr: string): Promise<number>;
@@ -77,13 +77,14 @@ function openSqlite(): Engine {
     db.prepare(`INSERT INTO t (id${names.map((n) => `, "${n}"`).join('')}) VALUES (?${names.map(() => ', ?').join('')})`).run(id, ...values);
     return id;
   };
-  const matchRows = async (expr: string, rows: Row[], auth: AuthContext | null, now: Date) => {
-    const { sql, params } = compile(expr, auth, now);
+  const matchRows = async (expr: string, rows: Row[], callers: Array<AuthContext | null>, now: Date) => {
+    const compiled = callers.map((auth) => compile(expr, auth, now));
     try {
       const ids = rows.map(insert);
-      const hits = db.prepare(`SELECT id FROM t WHERE (${sql})`).pluck().all(...params) as number[];
-      const set = new Set(hits);
-      return ids.map((id) => set.has(id));
+      return compiled.map(({ sql, params }) => {
+        const hits = new Set(db.prepare(`SELECT id FROM t WHERE (${sql})`).pluck().all(...params) as number[]);
+        return ids.map((id) => hits.has(id));
+      });
     } finally {
       db.prepare('DELETE FROM t').run();
     }
@@ -92,7 +93,7 @@ function openSqlite(): Engine {
     name: 'sqlite',
     compile,
     matchRows,
-    matches: async (expr, row, auth, now) => (await matchRows(expr, [row], auth, now))[0]!,
+    matches: async (expr, row, auth, now) => (await matchRows(expr, [row], [auth], now))[0]![0]!,
     async planSize(expr) {
       const { sql, params } = compile(expr, DEFAULT_AUTH, DEFAULT_NOW);
       return db.prepare(`EXPLAIN SELECT count(*) AS c FROM t WHERE id = ? AND (${sql})`).all(1, ...params).length;
@@ -128,13 +129,17 @@ async function openPostgres(): Promise<Engine> {
     await client.query(`INSERT INTO t (id${names.map((n) => `, "${n}"`).join('')}) VALUES ${tuples.join(', ')}`, params);
     return ids;
   };
-  const matchRows = async (expr: string, rows: Row[], auth: AuthContext | null, now: Date) => {
-    const { sql, params } = compile(expr, auth, now);
+  const matchRows = async (expr: string, rows: Row[], callers: Array<AuthContext | null>, now: Date) => {
+    const compiled = callers.map((auth) => compile(expr, auth, now));
     try {
       const ids = await insert(rows);
-      const r = await client.query(numbered(`SELECT id FROM t WHERE (${sql})`), params);
-      const set = new Set(r.rows.map((x: { id: string }) => Number(x.id)));
-      return ids.map((id) => set.has(id));
+      const out: boolean[][] = [];
+      for (const { sql, params } of compiled) {
+        const r = await client.query(numbered(`SELECT id FROM t WHERE (${sql})`), params);
+        const hits = new Set(r.rows.map((x: { id: string }) => Number(x.id)));
+        out.push(ids.map((id) => hits.has(id)));
+      }
+      return out;
     } finally {
       await client.query('DELETE FROM t');
     }
@@ -143,7 +148,7 @@ async function openPostgres(): Promise<Engine> {
     name: 'postgres',
     compile,
     matchRows,
-    matches: async (expr, row, auth, now) => (await matchRows(expr, [row], auth, now))[0]!,
+    matches: async (expr, row, auth, now) => (await matchRows(expr, [row], [auth], now))[0]![0]!,
     async planSize(expr) {
       const { sql, params } = compile(expr, DEFAULT_AUTH, DEFAULT_NOW);
       const r = await client.query(numbered(`EXPLAIN (VERBOSE, COSTS OFF) SELECT count(*) AS c FROM t WHERE id = ? AND (${sql})`), [1, ...params]);
