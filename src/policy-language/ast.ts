@@ -9,6 +9,10 @@ export type ValueType = ColumnType | 'interval' | 'null';
 export type IntervalUnit = 'SECOND' | 'MINUTE' | 'HOUR' | 'DAY' | 'WEEK' | 'MONTH' | 'YEAR';
 export const INTERVAL_UNITS: readonly IntervalUnit[] = ['SECOND', 'MINUTE', 'HOUR', 'DAY', 'WEEK', 'MONTH', 'YEAR'];
 
+/** The `$auth.*` placeholders and their types; all of them are NULL for an anonymous caller. */
+export const AUTH_FIELDS = { id: 'integer', email: 'text', role: 'text', email_verified: 'boolean' } as const satisfies Record<string, ColumnType>;
+export type AuthField = keyof typeof AUTH_FIELDS;
+
 export type ComparisonOp = '=' | '<>' | '<' | '<=' | '>' | '>=';
 export type ArithmeticOp = '+' | '-' | '*' | '/' | '%';
 
@@ -31,7 +35,7 @@ export type LiteralValue =
 
 export type LiteralNode = Span & { kind: 'literal' } & LiteralValue;
 export interface ColumnNode extends Span { kind: 'column'; name: string }
-export interface AuthNode extends Span { kind: 'auth'; field: 'id' | 'email' | 'role' }
+export interface AuthNode extends Span { kind: 'auth'; field: AuthField }
 export interface UnitNode extends Span { kind: 'unit'; unit: IntervalUnit }
 
 export type Node<X> = (

@@ -3,13 +3,16 @@
 // NULL typing, JSON paths) and a table of SQL templates for the functions whose semantics need
 // engine-specific SQL. User text never reaches the SQL: identifiers go through `columnRef`,
 // values become parameters, and keywords/operators come from this file's own vocabulary.
-import type { IntervalUnit, TypedExpr, ValueType } from './ast.js';
+import { AUTH_FIELDS, type IntervalUnit, type TypedExpr, type ValueType } from './ast.js';
+import { MAX_STRING_BYTES } from './errors.js';
 import { parseJsonPath, type JsonPathStep } from './literals.js';
 
 export interface AuthContext {
   id: number;
   email: string;
   role: string | null;
+  /** whether the address was proven through a link sent to it: `email` alone is only a claim */
+  email_verified: boolean;
 }
 export interface CompileContext {
   auth: AuthContext | null;
@@ -56,6 +59,14 @@ export const UNIT_SECONDS: Record<IntervalUnit, number> = {
 };
 /** interval amounts are bounded before any engine computes with them: beyond these the result is surely outside 0001-9999 */
 export const INTERVAL_LIMITS = { seconds: 316224000000, days: 3660000, months: 120000 };
+
+const bytes = (x: string) => `CAST(octet_length(${x}) AS bigint)`;
+/**
+ * REPLACE(s, f, t), NULL when the result would exceed MAX_STRING_BYTES. Its size is known before it
+ * is built: |s| + n * (|t| - |f|) with n * |f| = |s| - |replace(s, f, '')| (removing only shrinks),
+ * compared multiplied by |f| so that f = '' (s unchanged, on both engines) needs no division.
+ */
+const REPLACE = `CASE WHEN ${bytes('$0')} * octet_length($1) + (${bytes('$0')} - octet_length(replace($0, $1, ''))) * (octet_length($2) - octet_length($1)) <= ${MAX_STRING_BYTES} * ${bytes('$1')} THEN replace($0, $1, $2) END`;
 
 export abstract class PolicyCompiler {
   protected abstract readonly templates: Record<TemplateKey, string>;
@@ -156,8 +167,8 @@ export abstract class PolicyCompiler {
       }
       case 'auth': {
         const a = this.ctx.auth;
-        if (e.field === 'id') return this.param(a ? BigInt(a.id) : null, 'integer');
-        return this.param(a ? (e.field === 'email' ? a.email : a.role) : null, 'text');
+        const value = a === null ? null : e.field === 'id' ? BigInt(a.id) : a[e.field];
+        return this.param(value, AUTH_FIELDS[e.field]);
       }
       case 'unary': {
         const o = this.visit(e.operand);
@@ -231,6 +242,17 @@ export abstract class PolicyCompiler {
     return this.tpl((e.op === '*' ? t.num_mul : t.num_div).replace(/\$2/g, est), [a, d]);
   }
 
+  /** a || b || ..., NULL beyond MAX_STRING_BYTES: the sizes are added up before anything is copied */
+  private concat(parts: Frag[]): Frag {
+    const refs = parts.map((_, i) => `$${i}`);
+    return this.tpl(`CASE WHEN ${refs.map(bytes).join(' + ')} <= ${MAX_STRING_BYTES} THEN (${refs.join(' || ')}) END`, parts);
+  }
+
+  /** NULL beyond MAX_STRING_BYTES, for results whose size is only known once built (case mapping grows up to 3x) */
+  private boundString(f: Frag): Frag {
+    return this.tpl(`CASE WHEN octet_length($0) <= ${MAX_STRING_BYTES} THEN $0 END`, [f]);
+  }
+
   /** AND/OR lists are emitted as a balanced tree so engines' expression-depth limits are not hit */
   private balanced(parts: Frag[], op: string): Frag {
     if (parts.length <= 4) return this.join(parts, op);
@@ -243,16 +265,16 @@ export abstract class PolicyCompiler {
     const args = () => e.args.map((a) => this.visit(a));
     const a0type = e.args[0]?.type;
     switch (e.name) {
-      case 'LOWER': return this.tpl(t.lower, args());
-      case 'UPPER': return this.tpl(t.upper, args());
+      case 'LOWER': return this.boundString(this.tpl(t.lower, args()));
+      case 'UPPER': return this.boundString(this.tpl(t.upper, args()));
       case 'TRIM': return this.tpl('trim($0)', args());
       case 'LENGTH': return this.tpl('length($0)', args());
-      case 'CONCAT': return e.args.length === 1 ? args()[0]! : this.join(args(), ' || ');
+      case 'CONCAT': return e.args.length === 1 ? args()[0]! : this.concat(args());
       case 'SUBSTRING': return this.tpl(e.args.length === 3 ? t.substring3 : t.substring2, args());
       case 'LEFT': return this.tpl(t.left, args());
       case 'RIGHT': return this.tpl(t.right, args());
       case 'LOCATE': return this.tpl(e.args.length === 3 ? t.locate3 : t.locate2, args());
-      case 'REPLACE': return this.tpl('replace($0, $1, $2)', args());
+      case 'REPLACE': return this.tpl(REPLACE, args());
       case 'FIND_IN_SET': return this.tpl(t.find_in_set, args());
       case 'COALESCE': return this.join(args(), ', ', 'COALESCE(');
       case 'NULLIF': return this.tpl('NULLIF($0, $1)', args());

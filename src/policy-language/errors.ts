@@ -13,3 +13,9 @@ export class PolicyError extends Error {
 
 export const MAX_EXPRESSION_LENGTH = 4000;
 export const MAX_DEPTH = 64;
+/**
+ * The longest string a policy computes, in bytes of UTF-8: the longest text a column holds
+ * (MAX_TEXT_BYTES). CONCAT, REPLACE, LOWER and UPPER give NULL beyond it, so that no policy can
+ * build strings that grow with nesting (REPLACE(REPLACE(s, 'x', s), 'x', s) squares s each level).
+ */
+export const MAX_STRING_BYTES = 1024 * 1024;

@@ -2,7 +2,7 @@
 export type { ColumnType, Expr, TypedExpr, ValueType, IntervalUnit } from './ast.js';
 export type { ColumnInfo } from './validator.js';
 export type { AuthContext, CompileContext, CompiledSql } from './compiler.js';
-export { PolicyError, MAX_EXPRESSION_LENGTH, MAX_DEPTH } from './errors.js';
+export { PolicyError, MAX_EXPRESSION_LENGTH, MAX_DEPTH, MAX_STRING_BYTES } from './errors.js';
 export { parsePolicy } from './parser.js';
 export { validatePolicy } from './validator.js';
 export { PolicyCompiler } from './compiler.js';

@@ -1,4 +1,5 @@
 // Tokenizer: one left-to-right pass, no backtracking, every character inspected O(1) times.
+import { AUTH_FIELDS } from './ast.js';
 import { PolicyError } from './errors.js';
 
 export type TokenType = 'ident' | 'qident' | 'string' | 'number' | 'op' | 'auth' | 'eof';
@@ -15,7 +16,8 @@ export interface Token {
   isInteger?: boolean;
 }
 
-const AUTH_FIELDS = new Set(['id', 'email', 'role']);
+const AUTH_NAMES = Object.keys(AUTH_FIELDS).map((f) => `$auth.${f}`);
+const AUTH_LIST = `${AUTH_NAMES.slice(0, -1).join(', ')} and ${AUTH_NAMES.at(-1)}`;
 const isIdentStart = (c: string) => /[A-Za-z_]/.test(c);
 const isIdentPart = (c: string) => /[A-Za-z0-9_]/.test(c);
 const isDigit = (c: string) => c >= '0' && c <= '9';
@@ -71,9 +73,9 @@ export function tokenize(src: string): Token[] {
       let j = i + 1;
       while (j < n && (isIdentPart(src[j]!) || src[j] === '.')) j++;
       const text = src.slice(start, j);
-      const m = /^\$auth\.([a-z]+)$/i.exec(text);
-      if (!m || !AUTH_FIELDS.has(m[1]!.toLowerCase()) || text.slice(0, 5).toLowerCase() !== '$auth') {
-        fail(`Unknown placeholder "${text}"; allowed placeholders are $auth.id, $auth.email and $auth.role`, start, j);
+      const m = /^\$auth\.([a-z_]+)$/i.exec(text);
+      if (!m || !Object.hasOwn(AUTH_FIELDS, m[1]!.toLowerCase())) {
+        fail(`Unknown placeholder "${text}"; allowed placeholders are ${AUTH_LIST}`, start, j);
       }
       tokens.push({ type: 'auth', value: m![1]!.toLowerCase(), text, pos: start, end: j });
       i = j;

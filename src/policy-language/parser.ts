@@ -1,6 +1,6 @@
 // Recursive-descent parser (schema-blind). Nesting is bounded while parsing (MAX_DEPTH), so no
 // input can exhaust the JS stack; AND/OR chains become flat n-ary nodes.
-import type { ArithmeticOp, ComparisonOp, Expr, IntervalUnit } from './ast.js';
+import type { ArithmeticOp, AuthField, ComparisonOp, Expr, IntervalUnit } from './ast.js';
 import { INTERVAL_UNITS } from './ast.js';
 import { MAX_DEPTH, MAX_EXPRESSION_LENGTH, PolicyError } from './errors.js';
 import { lookupFunction } from './functions.js';
@@ -272,7 +272,7 @@ class Parser {
         return { kind: 'literal', valueType: 'string', value: t.value, pos: t.pos, end: t.end };
       case 'auth':
         this.next();
-        return { kind: 'auth', field: t.value as 'id' | 'email' | 'role', pos: t.pos, end: t.end };
+        return { kind: 'auth', field: t.value as AuthField, pos: t.pos, end: t.end };
       case 'qident':
         this.next();
         if (this.isOp(this.peek(), '(')) throw this.error(`Backtick-quoted ${t.text} cannot be called as a function`, t);

@@ -6,6 +6,8 @@ import { jsonContains, jsonLength, parseJsonDocument, renderJsonb, type JsonValu
 import { daysInMonth, formatDate, formatTimestamp, parseJsonPath, utcMillis } from './literals.js';
 import { UNIT_SECONDS } from './compiler.js';
 import type { IntervalUnit } from './ast.js';
+import { LIKE_PATTERN_MAX_CHARS } from '../lib/like-limits.ts';
+import { charLength } from '../lib/validate.ts';
 
 type V = null | number | bigint | string | Buffer;
 const chars = (s: string) => Array.from(s);
@@ -38,32 +40,127 @@ export function locate(sub: string, s: string, pos = 1): number {
   return 0;
 }
 
-/** LIKE on lower-cased operands: % any run, _ one character, \ escapes; a trailing lone \ is literal */
+/** Counts the matcher's work (characters and pattern words visited); tests use it to prove LIKE is linear. */
+export const likeStats = { steps: 0 };
+
+/** a pattern item that matches any one character (`_`); other items are code points */
+const ANY = -1;
+
+/** the code points of s */
+function codePoints(s: string): Int32Array {
+  const out = new Int32Array(s.length);
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.codePointAt(i)!;
+    out[n++] = c;
+    if (c > 0xffff) i++;
+  }
+  likeStats.steps += s.length;
+  return out.subarray(0, n);
+}
+
+/** a LIKE pattern piece between two `%`: code points (ANY for `_`) and its shift-and masks */
+interface Segment {
+  items: Int32Array;
+  /** bit j of word j >> 5: item j matches any character */
+  any: Uint32Array;
+  /** per code point of the segment: the items it matches (any included) */
+  masks: Map<number, Uint32Array>;
+}
+
+function segment(items: number[]): Segment {
+  const any = new Uint32Array((items.length + 31) >> 5);
+  const masks = new Map<number, Uint32Array>();
+  items.forEach((c, j) => {
+    if (c === ANY) any[j >> 5]! |= 1 << (j & 31);
+  });
+  items.forEach((c, j) => {
+    if (c === ANY) return;
+    const mask = masks.get(c) ?? any.slice();
+    mask[j >> 5]! |= 1 << (j & 31);
+    masks.set(c, mask);
+  });
+  return { items: Int32Array.from(items), any, masks };
+}
+
+/** the segments of a lower-cased LIKE pattern between its unescaped `%`; a trailing lone \ is literal */
+function likeSegments(pattern: string): Segment[] {
+  const p = codePoints(pattern);
+  const segments: Segment[] = [];
+  let items: number[] = [];
+  for (let i = 0; i < p.length; i++) {
+    const c = p[i]!;
+    if (c === 0x5c /* \ */ && i + 1 < p.length) items.push(p[++i]!);
+    else if (c === 0x25 /* % */) {
+      segments.push(segment(items));
+      items = [];
+    } else items.push(c === 0x5f /* _ */ ? ANY : c);
+  }
+  segments.push(segment(items));
+  return segments;
+}
+
+/** SQLite calls bp_like once per row with the same pattern: the last one is kept compiled */
+let compiled = { pattern: '', segments: likeSegments('') };
+function segmentsOf(pattern: string): Segment[] {
+  if (compiled.pattern !== pattern) compiled = { pattern, segments: likeSegments(pattern.toLowerCase()) };
+  return compiled.segments;
+}
+
+/** does seg match v at position at (which leaves room for it)? */
+function matchesAt(v: Int32Array, at: number, seg: Segment): boolean {
+  const items = seg.items;
+  likeStats.steps += items.length;
+  for (let k = 0; k < items.length; k++) if (items[k] !== ANY && items[k] !== v[at + k]) return false;
+  return true;
+}
+
+/**
+ * Leftmost start i in [from, to - |seg|] where seg matches v, or -1. Shift-and: bit j of the state
+ * says "seg[0..j] ends here"; one pass over v, ceil(|seg| / 32) word operations per character.
+ */
+function find(v: Int32Array, seg: Segment, from: number, to: number): number {
+  const m = seg.items.length;
+  if (m === 0) return from;
+  const words = seg.any.length;
+  const state = new Uint32Array(words);
+  const last = words - 1;
+  const done = 1 << ((m - 1) & 31);
+  for (let i = from; i < to; i++) {
+    const mask = seg.masks.get(v[i]!) ?? seg.any;
+    let carry = 1;
+    for (let w = 0; w < words; w++) {
+      const s = state[w]!;
+      state[w] = ((s << 1) | carry) & mask[w]!;
+      carry = s >>> 31;
+    }
+    likeStats.steps += words;
+    if (state[last]! & done) return i - m + 1;
+  }
+  return -1;
+}
+
+/**
+ * LIKE on lower-cased operands: % any run, _ one character, \ escapes; a trailing lone \ is literal.
+ * The first segment must match at the start, the last at the end, and each one between at its
+ * leftmost place after the previous one (taking the leftmost match never loses a match that a later
+ * one would allow). Cost: O(|value| * ceil(|pattern| / 32)), linear for a bounded pattern.
+ */
 export function like(value: string, pattern: string): boolean {
-  const v = chars(value.toLowerCase());
-  const p: { c: string; lit: boolean }[] = [];
-  const pc = chars(pattern.toLowerCase());
-  for (let i = 0; i < pc.length; i++) {
-    if (pc[i] === '\\' && i + 1 < pc.length) p.push({ c: pc[++i]!, lit: true });
-    else p.push({ c: pc[i]!, lit: pc[i] === '\\' });
+  const segs = segmentsOf(pattern);
+  const v = codePoints(value.toLowerCase());
+  const first = segs[0]!;
+  const last = segs[segs.length - 1]!;
+  if (segs.length === 1) return v.length === first.items.length && matchesAt(v, 0, first);
+  const end = v.length - last.items.length;
+  if (first.items.length > end || !matchesAt(v, 0, first) || !matchesAt(v, end, last)) return false;
+  let pos = first.items.length;
+  for (let k = 1; k < segs.length - 1; k++) {
+    const at = find(v, segs[k]!, pos, end);
+    if (at < 0) return false;
+    pos = at + segs[k]!.items.length;
   }
-  // iterative wildcard matching with single backtrack point: O(|v| * |p|) worst case
-  let vi = 0, pi = 0, star = -1, mark = 0;
-  while (vi < v.length) {
-    const t = p[pi];
-    if (t && !t.lit && t.c === '%') {
-      star = pi++;
-      mark = vi;
-    } else if (t && ((!t.lit && t.c === '_') || t.c === v[vi])) {
-      vi++;
-      pi++;
-    } else if (star >= 0) {
-      pi = star + 1;
-      vi = ++mark;
-    } else return false;
-  }
-  while (p[pi] && !p[pi]!.lit && p[pi]!.c === '%') pi++;
-  return pi === p.length;
+  return true;
 }
 
 /** PostgreSQL round(x::numeric, d)::float8: x read with 15 significant digits, half away from zero */
@@ -189,7 +286,8 @@ export function registerSqliteFunctions(db: Database.Database): void {
     });
   fn('bp_lower', (s) => (s === null ? null : String(s).toLowerCase()));
   fn('bp_upper', (s) => (s === null ? null : String(s).toUpperCase()));
-  fn('bp_like', (v, p) => (anyNull(v, p) ? null : like(String(v), String(p))));
+  // a pattern beyond the shared bound matches nothing (NULL), as the PostgreSQL policy compiler's guard
+  fn('bp_like', (v, p) => (anyNull(v, p) || charLength(String(p)) > LIKE_PATTERN_MAX_CHARS ? null : like(String(v), String(p))));
   fn('bp_substring', (...a) => (anyNull(...a) ? null : substring(String(a[0]), num(a[1]!), a.length > 2 ? num(a[2]!) : undefined)), true);
   fn('bp_left', (s, n) => (anyNull(s, n) ? null : num(n) < 1 ? '' : chars(String(s)).slice(0, num(n)).join('')));
   fn('bp_right', (s, n) => (anyNull(s, n) ? null : num(n) < 1 ? '' : chars(String(s)).slice(-num(n)).join('')));

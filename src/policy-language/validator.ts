@@ -1,8 +1,10 @@
 // Type-checks a parsed expression against a table's columns and returns the typed tree.
 // Every node gets a type; conversions become explicit `cast` nodes; string literals used as
 // dates/times become temporal literals; NULL literals take the type of their context.
-import type { ColumnType, Expr, IntervalUnit, TypedExpr, ValueType } from './ast.js';
+import { AUTH_FIELDS, type ColumnType, type Expr, type IntervalUnit, type TypedExpr, type ValueType } from './ast.js';
 import { PolicyError } from './errors.js';
+import { LIKE_PATTERN_MAX_CHARS } from '../lib/like-limits.ts';
+import { charLength } from '../lib/validate.ts';
 import { parseTemporal } from './literals.js';
 import { guard, parsePolicy } from './parser.js';
 import { checkCall, resultType } from './validate-functions.js';
@@ -60,7 +62,7 @@ export class Checker {
         return { ...e, type };
       }
       case 'auth':
-        return { ...e, type: e.field === 'id' ? 'integer' : 'text' };
+        return { ...e, type: AUTH_FIELDS[e.field] };
       case 'unit':
         throw this.err(`A unit (${e.unit}) can only appear after INTERVAL n or as the first argument of TIMESTAMPDIFF`, e);
       case 'interval':
@@ -98,6 +100,9 @@ export class Checker {
       case 'like': {
         const operand = this.text(this.check(e.operand), e.operand, 'LIKE');
         const pattern = this.text(this.check(e.pattern), e.pattern, 'LIKE');
+        if (e.pattern.kind === 'literal' && e.pattern.valueType === 'string' && charLength(e.pattern.value) > LIKE_PATTERN_MAX_CHARS) {
+          throw this.err(`The LIKE pattern is longer than ${LIKE_PATTERN_MAX_CHARS} characters`, e.pattern);
+        }
         return { ...span, kind: 'like', operand, pattern, negated: e.negated, type: 'boolean' };
       }
       case 'case': {
@@ -216,8 +221,29 @@ export class Checker {
     throw this.err(`${what ?? this.src.slice(e.pos, e.end)} must be ${article(target)} value but is ${article(t.type)} value`, e);
   }
 
+  /**
+   * MySQL's booleans are the integers 1 and 0, and `JSON_CONTAINS(...) = 1` is the usual idiom. Where
+   * booleans meet numbers in one comparison: if every boolean is a TRUE/FALSE literal, they become
+   * 1/0 (`qty = TRUE` is `qty = 1`); otherwise every number must be the integer literal 0 or 1, which
+   * becomes FALSE/TRUE (`flag = 1` is `flag = TRUE`). Any other number is refused rather than
+   * silently never matching (`flag = 2`, `flag = qty`).
+   */
+  private booleansAsNumbers(ts: TypedExpr[], es: Expr[]): TypedExpr[] {
+    if (!ts.some((t) => t.type === 'boolean') || !ts.some((t) => NUMERIC.has(t.type))) return ts;
+    if (ts.every((t) => t.type !== 'boolean' || isBoolLiteral(t))) {
+      return ts.map((t) => (isBoolLiteral(t) ? boolToInt(t as TypedExpr & { kind: 'literal' }) : t));
+    }
+    return ts.map((t, i) => {
+      if (!NUMERIC.has(t.type)) return t;
+      if (isZeroOrOne(t)) return intToBool(t as TypedExpr & { kind: 'literal' });
+      throw this.err(`${this.src.slice(es[i]!.pos, es[i]!.end)} cannot be compared with a boolean: a boolean equals 1 (TRUE) or 0 (FALSE), so only those two numbers are accepted`, es[i]!);
+    });
+  }
+
   /** brings operands to one common type (comparison, IN, BETWEEN, CASE, COALESCE...) */
   unify(ts: TypedExpr[], es: Expr[], purpose: Purpose, whole: Expr): TypedExpr[] {
+    // GREATEST/LEAST (an 'order' call) and value choices (CASE results, COALESCE, IF) keep booleans apart
+    if (purpose === 'eq' || (purpose === 'order' && whole.kind !== 'call')) ts = this.booleansAsNumbers(ts, es);
     const isStrLit = (t: TypedExpr) => t.kind === 'literal' && t.valueType === 'string';
     const anchors = ts.filter((t) => t.type !== 'null' && !isStrLit(t));
     const hasStrLit = ts.some(isStrLit);
@@ -243,6 +269,17 @@ export class Checker {
     if (target === 'null') return ts;
     return ts.map((t, i) => this.coerce(t, target, es[i]!));
   }
+}
+
+const isBoolLiteral = (t: TypedExpr) => t.kind === 'literal' && t.valueType === 'boolean';
+const isZeroOrOne = (t: TypedExpr) => t.kind === 'literal' && t.valueType === 'integer' && (t.value === 0n || t.value === 1n);
+
+/** TRUE -> 1, FALSE -> 0, and back */
+function boolToInt(t: TypedExpr & { kind: 'literal' }): TypedExpr {
+  return { ...t, valueType: 'integer', value: t.value ? 1n : 0n, type: 'integer' };
+}
+function intToBool(t: TypedExpr & { kind: 'literal' }): TypedExpr {
+  return { ...t, valueType: 'boolean', value: t.value === 1n, type: 'boolean' };
 }
 
 /** gives a NULL-typed subtree the type its context needs */

@@ -1,7 +1,7 @@
 // The accepted-expression conformance table: every case runs on every engine and must give
 // `expected` (does the row match?). Rows are merged over BASE_ROW; auth defaults to DEFAULT_AUTH.
 import type { AuthContext } from '../../src/policy-language/index.js';
-import type { Row } from './policy-harness.js';
+import { NO_ROLE_AUTH, UNVERIFIED_AUTH, type Row } from './policy-harness.js';
 
 export interface PolicyCase {
   expr: string;
@@ -26,7 +26,8 @@ export const BASE_ROW: Row = {
 };
 
 const ANON = null;
-const NO_ROLE: AuthContext = { id: 7, email: 'alice@example.com', role: null };
+const NO_ROLE = NO_ROLE_AUTH;
+const UNVERIFIED = UNVERIFIED_AUTH;
 const T = (expr: string, extra: Partial<PolicyCase> = {}): PolicyCase => ({ expr, expected: true, ...extra });
 const F = (expr: string, extra: Partial<PolicyCase> = {}): PolicyCase => ({ expr, expected: false, ...extra });
 const row = (r: Row) => ({ row: r });
@@ -54,6 +55,24 @@ export const POLICY_CASES: PolicyCase[] = [
   T("COALESCE($auth.role, 'none') = 'none'", { auth: NO_ROLE }),
   T("$auth.role IN ('admin', 'editor')"),
   T("$AUTH.ID = owner_id"),
+  // ---- $auth.email_verified: an unverified address is only a claim
+  T('$auth.email_verified'),
+  F('$auth.email_verified', { auth: UNVERIFIED }),
+  T('NOT $auth.email_verified', { auth: UNVERIFIED }),
+  F('$auth.email_verified', { auth: ANON }),
+  F('NOT $auth.email_verified', { auth: ANON }),
+  T('$auth.email_verified IS NULL', { auth: ANON }),
+  T('$auth.email_verified IS NOT TRUE', { auth: UNVERIFIED }),
+  T('$auth.email_verified = TRUE AND $auth.email_verified <> FALSE'),
+  T('email = $auth.email AND $auth.email_verified'),
+  F('email = $auth.email AND $auth.email_verified', { auth: UNVERIFIED }),
+  T("$auth.email_verified OR $auth.role = 'editor'", { auth: UNVERIFIED }),
+  T('COALESCE($auth.email_verified, FALSE) = FALSE', { auth: ANON }),
+  T('IF($auth.email_verified, owner_id = $auth.id, FALSE)'),
+  T('$AUTH.Email_Verified'),
+  // the README's example: a domain grants access only once the address is proven
+  T("email LIKE CONCAT('%@', SUBSTRING($auth.email, LOCATE('@', $auth.email) + 1)) AND $auth.email_verified", row({ email: 'bob@example.com' })),
+  F("email LIKE CONCAT('%@', SUBSTRING($auth.email, LOCATE('@', $auth.email) + 1)) AND $auth.email_verified", { ...row({ email: 'bob@example.com' }), auth: UNVERIFIED }),
   // ---- string comparison: exact, case-sensitive, code point order
   T("name = 'Alice'"),
   F("name = 'alice'"),
@@ -153,6 +172,46 @@ export const POLICY_CASES: PolicyCase[] = [
   T('NOT active', row({ active: false })),
   T('active = (qty > 3)'),
   T('NOT NOT active'),
+  // ---- booleans meet the integers 1 and 0, as in MySQL
+  T("JSON_CONTAINS(data, '\"a\"', '$.tags') = 1"),
+  F("JSON_CONTAINS(data, '\"a\"', '$.tags') = 0"),
+  T("JSON_CONTAINS(data, '\"c\"', '$.tags') = 0"),
+  T("JSON_CONTAINS(data, '\"c\"', '$.tags') <> 1 AND JSON_CONTAINS(data, '\"a\"', '$.tags') != 0"),
+  F("JSON_CONTAINS(data, '\"a\"', '$.missing') = 0"),
+  F("JSON_CONTAINS(data, $auth.id, '$.members') = 0", { ...row({ data: '{"members":[8]}' }), auth: ANON }),
+  T('active = 1 AND 1 = active AND active <> 0'),
+  F('active = 1', row({ active: false })),
+  T('active = 0', row({ active: false })),
+  F('active = 0', row({ active: null })),
+  F('active <> 1', row({ active: null })),
+  T('active IN (1)'),
+  T('active IN (0, 1)'),
+  T('active NOT IN (0)'),
+  F('active IN (0, NULL)'),
+  T('active IN (TRUE, 0)'),
+  T('active > 0 AND active >= 1 AND NOT (active < 1)'),
+  T('active < 1 AND active <= 0', row({ active: false })),
+  T('active BETWEEN 0 AND 1', row({ active: false })),
+  T('active BETWEEN 1 AND 1'),
+  F('active BETWEEN 0 AND 0'),
+  T('(qty > 3) = 1 AND (qty > 9) = 0'),
+  T('(name LIKE \'a%\') = 1'),
+  T('$auth.email_verified = 1'),
+  T('$auth.email_verified = 0', { auth: UNVERIFIED }),
+  F('$auth.email_verified = 0', { auth: ANON }),
+  T('CASE active WHEN 1 THEN TRUE ELSE FALSE END'),
+  T('CASE active WHEN 0 THEN FALSE WHEN 1 THEN TRUE END'),
+  T('NULLIF(active, 1) IS NULL AND NULLIF(active, 0) = 1'),
+  T('TRUE = 1 AND FALSE = 0 AND 1 = TRUE AND TRUE <> 0 AND TRUE > FALSE'),
+  F('TRUE = 2'),
+  T('qty = TRUE', row({ qty: 1 })),
+  F('qty = TRUE', row({ qty: 5 })),
+  T('qty > TRUE AND qty <> FALSE'),
+  T('price > FALSE AND price > TRUE AND price * 1 <> TRUE'),
+  T('qty IN (FALSE, TRUE)', row({ qty: 0 })),
+  T('qty BETWEEN FALSE AND TRUE', row({ qty: 1 })),
+  F('qty BETWEEN FALSE AND TRUE'),
+  T('CASE qty WHEN TRUE THEN FALSE WHEN 5 THEN TRUE END'),
   // ---- precedence
   T('NOT qty = 4'),
   T("qty = 5 AND name = 'x' OR active"),
@@ -206,6 +265,28 @@ export const POLICY_CASES: PolicyCase[] = [
   T('name LIKE LOWER(name)'),
   T("name LIKE '%a%' ", row({ name: 'bAnana' })),
   T("name LIKE 'a%%e'"),
+  // the matcher: every segment between two % at its leftmost place (SQLite), as PostgreSQL's LIKE
+  T("name LIKE '%abc%x'", row({ name: 'abcabcx' })),
+  T("name LIKE 'a%a'", row({ name: 'aba' })),
+  F("name LIKE 'a%a'", row({ name: 'a' })),
+  T("name LIKE '%a_b%'", row({ name: 'xaxbx' })),
+  T("name LIKE '%_b'", row({ name: 'abab' })),
+  T("name LIKE '%a%l%i%c%e%' AND name LIKE '%_l_%' AND name NOT LIKE '%e%a%'"),
+  T("name LIKE '%\\%%'", row({ name: 'x%y' })),
+  F("name LIKE '%\\%%'", row({ name: 'xy' })),
+  T("name LIKE '%😀_😀%'", row({ name: 'a😀b😀c' })),
+  T(`name LIKE '%${'a'.repeat(200)}%' AND name NOT LIKE '%${'a'.repeat(254)}b'`, row({ name: 'a'.repeat(100000) })),
+  T(`name LIKE '%${'_'.repeat(254)}a' AND name NOT LIKE '%${'a_'.repeat(126)}b%'`, row({ name: 'a'.repeat(100000) })),
+  // patterns: at most LIKE_PATTERN_MAX_CHARS (256) characters; a literal beyond is refused, a computed one is NULL
+  T(`name LIKE '${'%'.repeat(256)}'`),
+  T(`name LIKE '_____${'%'.repeat(251)}'`),
+  T('email LIKE name', row({ name: '%'.repeat(256) })),
+  F('email LIKE name', row({ name: '%'.repeat(257) })),
+  F('email NOT LIKE name', row({ name: '%'.repeat(257) })),
+  T('(email LIKE name) IS NULL', row({ name: '%'.repeat(257) })),
+  T("(email LIKE CONCAT('%', name)) IS NULL AND (email LIKE CONCAT('', name)) IS NOT NULL", row({ name: '%'.repeat(256) })),
+  T('(email LIKE name) IS NOT NULL AND (email LIKE CONCAT(name, name)) IS NULL', row({ name: '😀'.repeat(256) })),
+  T("(email LIKE LOWER(name)) IS NULL", row({ name: '%'.repeat(300) })),
   // ---- CASE
   T("CASE WHEN qty > 3 THEN 'big' ELSE 'small' END = 'big'"),
   T('CASE qty WHEN 5 THEN TRUE ELSE FALSE END'),
@@ -449,6 +530,33 @@ export const POLICY_CASES: PolicyCase[] = [
   F("JSON_CONTAINS(data, '1')", row({ data: null })),
   T('data IS NULL', row({ data: null })),
   T("JSON_CONTAINS(JSON_EXTRACT(data, '$.tags'), JSON_EXTRACT(data, '$.sub'))", row({ data: '{"tags":["a","b","c"],"sub":["c","a"]}' })),
+  // ---- SQL NULL in, SQL NULL out, never the JSON value null: an anonymous caller (or a NULL role)
+  // must not match documents that hold a JSON null
+  F('JSON_CONTAINS(data, $auth.id)', { ...row({ data: '[1,null]' }), auth: ANON }),
+  F('JSON_CONTAINS(data, $auth.email)', { ...row({ data: 'null' }), auth: ANON }),
+  F("JSON_CONTAINS(data, $auth.role, '$.roles')", { ...row({ data: '{"roles":["admin",null]}' }), auth: NO_ROLE }),
+  F("JSON_CONTAINS(data, $auth.id, '$.members')", { ...row({ data: '{"members":[null]}' }), auth: ANON }),
+  T("JSON_CONTAINS(data, $auth.id, '$.members') IS NULL", { ...row({ data: '{"members":[null]}' }), auth: ANON }),
+  F("NOT JSON_CONTAINS(data, $auth.id, '$.members')", { ...row({ data: '{"members":[null]}' }), auth: ANON }),
+  F('JSON_CONTAINS(data, qty)', row({ data: '[null]', qty: null })),
+  F('JSON_CONTAINS(data, price)', row({ data: '[null]', price: null })),
+  F('JSON_CONTAINS(data, CONCAT(name, NULL))', row({ data: '[null]' })),
+  F('JSON_CONTAINS(data, NULL)', row({ data: '[null]' })),
+  F('JSON_CONTAINS(data, LOWER($auth.email))', { ...row({ data: '[null]' }), auth: ANON }),
+  F("JSON_CONTAINS(data, JSON_EXTRACT(data, '$.missing'))", row({ data: '[null]' })),
+  T("JSON_CONTAINS(data, JSON_EXTRACT(data, '$[1]'))", row({ data: '[1,null]' })),
+  T("JSON_CONTAINS(data, 'null')", row({ data: '[1,null]' })),
+  T("JSON_CONTAINS(data, '{\"a\":null}')", row({ data: '{"a":null,"b":1}' })),
+  F("JSON_CONTAINS(data, '{\"a\":null}')", row({ data: '{"b":1}' })),
+  T("JSON_CONTAINS(JSON_EXTRACT(data, '$.a'), 'null')", row({ data: '{"a":null}' })),
+  T('JSON_CONTAINS(data, $auth.id)', row({ data: '[7,null]' })),
+  T("JSON_CONTAINS(data, $auth.role, '$.roles')", row({ data: '{"roles":["editor",null]}' })),
+  T("JSON_EXTRACT(data, '$') IS NOT NULL AND JSON_UNQUOTE(data) IS NULL", row({ data: 'null' })),
+  T('JSON_UNQUOTE(data) IS NULL AND JSON_LENGTH(data) IS NULL', row({ data: null })),
+  T("JSON_LENGTH(data) = 1 AND JSON_LENGTH(data, '$') = 1", row({ data: 'null' })),
+  T("JSON_LENGTH(data, '$.a') = 1 AND JSON_LENGTH(data, '$.b') IS NULL", row({ data: '{"a":null}' })),
+  T("JSON_UNQUOTE(JSON_EXTRACT(data, '$[1]')) IS NULL AND JSON_UNQUOTE(JSON_EXTRACT(data, '$[0]')) = '[null]'", row({ data: '[[null],null]' })),
+  T("JSON_UNQUOTE(data) = '{\"a\": null, \"b\": [null, {\"c\": null}]}'", row({ data: '{"b":[null,{"c":null}],"a":null}' })),
   // ---- dates around month ends and leap years, with a pinned clock
   T("CURDATE() + INTERVAL 1 MONTH = '2024-02-29'", { now: '2024-01-31T00:00:00.000Z' }),
   T("NOW() + INTERVAL 1 YEAR = '2025-02-28 06:00:00'", { now: '2024-02-29T06:00:00.000Z' }),
@@ -464,7 +572,73 @@ export const POLICY_CASES: PolicyCase[] = [
   T("GREATEST(qty, GREATEST(qty, GREATEST(price, qty))) BETWEEN qty AND (LOCATE('a', SUBSTRING(IF(qty BETWEEN qty AND 2.5, name, CONCAT(CONCAT($auth.email, name), name)), 1)) * GREATEST(qty, price))"),
   // ---- out of range: NULL, never a database error (each repro: no match, and IS NULL matches)
   ...OVERFLOW_CASES(),
+  ...JSON_NULL_CASES(),
+  ...STRING_BOUND_CASES(),
 ];
+
+/**
+ * CONCAT, REPLACE, LOWER and UPPER give NULL when their result would exceed MAX_STRING_BYTES
+ * (1 MiB of UTF-8), so nested growth is cut off instead of exhausting the database's memory.
+ */
+function STRING_BOUND_CASES(): PolicyCase[] {
+  const x = (n: number) => row({ name: 'x'.repeat(n) });
+  const MIB = 'REPLACE(name, \'x\', name)'; // exactly 1 MiB from a 1,024-character name
+  return [
+    // the report: each level squares the string
+    T("REPLACE(REPLACE(REPLACE(name, 'x', name), 'x', name), 'x', name) IS NULL", x(200)),
+    F("LENGTH(REPLACE(REPLACE(REPLACE(name, 'x', name), 'x', name), 'x', name)) > 0", x(200)),
+    F("NOT (REPLACE(REPLACE(REPLACE(name, 'x', name), 'x', name), 'x', name) = 'a')", x(200)),
+    T("LENGTH(REPLACE(REPLACE(name, 'x', name), 'x', 'yy')) = 80000", x(200)),
+    // exactly at the bound, and one byte beyond
+    T(`LENGTH(${MIB}) = 1048576`, x(1024)),
+    T(`REPLACE(CONCAT(name, 'x'), 'x', name) IS NULL`, x(1024)),
+    T(`REPLACE(${MIB}, 'x', 'y') IS NOT NULL AND REPLACE(${MIB}, 'xx', 'yyy') IS NULL`, x(1024)),
+    T(`LENGTH(REPLACE(${MIB}, '', name)) = 1048576 AND LENGTH(REPLACE(${MIB}, 'xx', 'y')) = 524288`, x(1024)),
+    T(`LENGTH(CONCAT(${MIB}, '')) = 1048576 AND CONCAT(${MIB}, 'y') IS NULL AND CONCAT('y', ${MIB}) IS NULL`, x(1024)),
+    T(`CONCAT(LEFT(${MIB}, 1048574), 'é') IS NOT NULL AND CONCAT(LEFT(${MIB}, 1048575), 'é') IS NULL`, x(1024)),
+    T('LENGTH(CONCAT(name, name, name, name)) = 1048576 AND CONCAT(name, name, name, name, name) IS NULL', x(262144)),
+    T('CONCAT(CONCAT(name, name), CONCAT(name, name), CONCAT(name, name)) IS NULL', x(262144)),
+    // the bound counts bytes: é is two
+    T("LENGTH(REPLACE(name, 'é', CONCAT(name, name))) = 524288", row({ name: 'é'.repeat(512) })),
+    T("REPLACE(name, 'é', CONCAT(name, name, 'é')) IS NULL", row({ name: 'é'.repeat(512) })),
+    // case mapping: ß -> SS keeps the size, ΐ -> Ϊ́ triples it, İ -> i̇ adds half
+    T("LENGTH(UPPER(REPLACE(name, 'x', REPLACE(name, 'x', 'ß')))) = 524288", x(512)),
+    T("UPPER(REPLACE(name, 'x', REPLACE(name, 'x', 'ΐ'))) IS NULL AND LOWER(REPLACE(name, 'x', REPLACE(name, 'x', 'ΐ'))) IS NOT NULL", x(512)),
+    T("LENGTH(UPPER(REPLACE(name, 'x', REPLACE(LEFT(name, 100), 'x', 'ΐ')))) = 153600", x(512)),
+    T("LOWER(REPLACE(name, 'x', REPLACE(LEFT(name, 400), 'x', 'İ'))) IS NULL AND UPPER(REPLACE(name, 'x', REPLACE(LEFT(name, 400), 'x', 'İ'))) IS NOT NULL", x(1024)),
+    T("LENGTH(LOWER(REPLACE(name, 'x', REPLACE(LEFT(name, 300), 'x', 'İ')))) = 614400", x(1024)),
+  ];
+}
+
+/**
+ * Every JSON function, every argument position: a SQL NULL argument gives SQL NULL, never the JSON
+ * value null, whatever the document holds (top-level null, nulls in arrays and objects).
+ */
+function JSON_NULL_CASES(): PolicyCase[] {
+  const DOCS = ['null', '[null]', '{"a":null}', '[1,null,{"a":[null]}]'];
+  const NULL_JSON = ['data', 'NULL', "JSON_EXTRACT(data, '$.missing')"]; // with data SQL NULL in the first
+  const anon = { auth: ANON };
+  const noRole = { auth: NO_ROLE };
+  const NULL_CANDIDATES: Array<[string, Partial<PolicyCase>]> = [
+    ['NULL', {}], ['$auth.id', anon], ['$auth.email', anon], ['$auth.role', anon], ['$auth.role', noRole],
+    ['qty', {}], ['price', {}], ['tags', {}], ['CONCAT(name, $auth.role)', noRole], ["JSON_EXTRACT(data, '$.missing')", {}],
+  ];
+  const nullRow = { qty: null, price: null, tags: null };
+  const out: PolicyCase[] = [];
+  for (const j of NULL_JSON) {
+    const r = row({ data: j === 'data' ? null : '{"a":null}' });
+    for (const f of [`JSON_EXTRACT(${j}, '$')`, `JSON_EXTRACT(${j}, '$.a')`, `JSON_UNQUOTE(${j})`, `JSON_LENGTH(${j})`, `JSON_LENGTH(${j}, '$.a')`, `JSON_CONTAINS(${j}, 'null')`, `JSON_CONTAINS(${j}, '[null]', '$')`]) {
+      out.push(T(`${f} IS NULL`, r));
+    }
+  }
+  for (const data of DOCS) {
+    for (const [c, who] of NULL_CANDIDATES) {
+      out.push(T(`JSON_CONTAINS(data, ${c}) IS NULL`, { row: { ...nullRow, data }, ...who }));
+      out.push(T(`JSON_CONTAINS(data, ${c}, '$') IS NULL`, { row: { ...nullRow, data }, ...who }));
+    }
+  }
+  return out;
+}
 
 function OVERFLOW_CASES(): PolicyCase[] {
   const MAX = 9223372036854775807n;

@@ -2,6 +2,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { testEngines } from '../support/postgres.js';
+import { MAX_STRING_BYTES } from '../../src/policy-language/index.js';
+import { MAX_TEXT_BYTES } from '../../src/services/column-values.js';
 import { BASE_ROW, POLICY_CASES } from './policy-cases.js';
 import { DEFAULT_AUTH, DEFAULT_NOW, openEngine, type Engine } from './policy-harness.js';
 
@@ -16,6 +18,11 @@ test('the case table is large enough', () => {
   assert.equal(new Set(POLICY_CASES.map((c) => JSON.stringify(c, bigintText))).size, POLICY_CASES.length, 'duplicate cases');
 });
 
+test('string results are bounded by the longest text a column holds', () => {
+  // any stored text passes CONCAT/REPLACE/LOWER/UPPER unchanged in size; only growth is cut off
+  assert.equal(MAX_STRING_BYTES, MAX_TEXT_BYTES);
+});
+
 for (const name of engines) {
   describe(`policy conformance on ${name}`, () => {
     let engine: Engine;
@@ -26,7 +33,8 @@ for (const name of engines) {
       await engine?.close();
     });
     for (const c of POLICY_CASES) {
-      const label = `${c.expected ? 'matches' : 'no match'}: ${c.expr.length > 100 ? `${c.expr.slice(0, 100)}...` : c.expr}${c.auth === null ? ' [anonymous]' : ''}${c.row ? ` ${JSON.stringify(c.row, bigintText)}` : ''}`;
+      const short = (s: string) => (s.length > 100 ? `${s.slice(0, 100)}... (${s.length} chars)` : s);
+      const label = `${c.expected ? 'matches' : 'no match'}: ${short(c.expr)}${c.auth === null ? ' [anonymous]' : ''}${c.row ? ` ${short(JSON.stringify(c.row, bigintText))}` : ''}`;
       test(label, async () => {
         const auth = c.auth === undefined ? DEFAULT_AUTH : c.auth;
         const now = c.now ? new Date(c.now) : DEFAULT_NOW;

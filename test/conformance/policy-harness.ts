@@ -27,7 +27,11 @@ export const COLUMNS: ColumnInfo[] = [
 /** Column values as the service receives them from JSON (json column: the JSON text). */
 export type Row = Partial<Record<string, string | number | bigint | boolean | null>>;
 
-export const DEFAULT_AUTH: AuthContext = { id: 7, email: 'alice@example.com', role: 'editor' };
+export const DEFAULT_AUTH: AuthContext = { id: 7, email: 'alice@example.com', role: 'editor', email_verified: true };
+export const NO_ROLE_AUTH: AuthContext = { ...DEFAULT_AUTH, role: null };
+export const UNVERIFIED_AUTH: AuthContext = { ...DEFAULT_AUTH, email_verified: false };
+/** the callers every differential test runs as: a user, a user without a role, an unverified one, anonymous */
+export const CALLERS: Array<AuthContext | null> = [DEFAULT_AUTH, NO_ROLE_AUTH, UNVERIFIED_AUTH, null];
 export const DEFAULT_NOW = new Date('2024-03-15T12:00:00.000Z');
 
 // The engines' own column types, so the conformance table runs on exactly what the service stores.
@@ -38,6 +42,8 @@ export interface Engine {
   name: EngineName;
   /** true when the row matches the expression */
   matches(expr: string, row: Row, auth: AuthContext | null, now: Date): Promise<boolean>;
+  /** per caller, for each row, whether it matches (the rows are inserted once, one query per caller) */
+  matchRows(expr: string, rows: Row[], callers: Array<AuthContext | null>, now: Date): Promise<boolean[][]>;
   compile(expr: string, auth: AuthContext | null, now: Date): { sql: string; params: unknown[] };
   /** size of the engine's plan for a query filtered by expr (SQLite: bytecode steps; PostgreSQL: EXPLAIN VERBOSE text) */
   planSize(expr: string): Promise<number>;
@@ -57,29 +63,37 @@ function openSqlite(): Engine {
   db.exec(`CREATE TABLE t (${defs.join(', ')})`);
   const compiler = new SqlitePolicyCompiler();
   const compile = (expr: string, auth: AuthContext | null, now: Date) => compiler.compile(validatePolicy(expr, COLUMNS), { auth, now });
+  const insert = (row: Row): number => {
+    const id = nextId++;
+    const names = Object.keys(row);
+    const values = names.map((n) => {
+      const v = row[n];
+      const type = COLUMNS.find((c) => c.name === n)!.type;
+      if (v === null || v === undefined) return null;
+      if (type === 'boolean') return v ? 1 : 0;
+      if (type === 'integer') return BigInt(v as number);
+      return v;
+    });
+    db.prepare(`INSERT INTO t (id${names.map((n) => `, "${n}"`).join('')}) VALUES (?${names.map(() => ', ?').join('')})`).run(id, ...values);
+    return id;
+  };
+  const matchRows = async (expr: string, rows: Row[], callers: Array<AuthContext | null>, now: Date) => {
+    const compiled = callers.map((auth) => compile(expr, auth, now));
+    try {
+      const ids = rows.map(insert);
+      return compiled.map(({ sql, params }) => {
+        const hits = new Set(db.prepare(`SELECT id FROM t WHERE (${sql})`).pluck().all(...params) as number[]);
+        return ids.map((id) => hits.has(id));
+      });
+    } finally {
+      db.prepare('DELETE FROM t').run();
+    }
+  };
   return {
     name: 'sqlite',
     compile,
-    async matches(expr, row, auth, now) {
-      const { sql, params } = compile(expr, auth, now);
-      const id = nextId++;
-      const names = Object.keys(row);
-      const values = names.map((n) => {
-        const v = row[n];
-        const type = COLUMNS.find((c) => c.name === n)!.type;
-        if (v === null || v === undefined) return null;
-        if (type === 'boolean') return v ? 1 : 0;
-        if (type === 'integer') return BigInt(v as number);
-        return v;
-      });
-      db.prepare(`INSERT INTO t (id${names.map((n) => `, "${n}"`).join('')}) VALUES (?${names.map(() => ', ?').join('')})`).run(id, ...values);
-      try {
-        const r = db.prepare(`SELECT count(*) AS c FROM t WHERE id = ? AND (${sql})`).get(id, ...params) as { c: number };
-        return r.c === 1;
-      } finally {
-        db.prepare('DELETE FROM t WHERE id = ?').run(id);
-      }
-    },
+    matchRows,
+    matches: async (expr, row, auth, now) => (await matchRows(expr, [row], [auth], now))[0]![0]!,
     async planSize(expr) {
       const { sql, params } = compile(expr, DEFAULT_AUTH, DEFAULT_NOW);
       return db.prepare(`EXPLAIN SELECT count(*) AS c FROM t WHERE id = ? AND (${sql})`).all(1, ...params).length;
@@ -105,26 +119,36 @@ async function openPostgres(): Promise<Engine> {
   await client.query(`CREATE TABLE t (${defs.join(', ')})`);
   const compiler = new PostgresPolicyCompiler();
   const compile = (expr: string, auth: AuthContext | null, now: Date) => compiler.compile(validatePolicy(expr, COLUMNS), { auth, now });
+  /** inserts the rows in one statement (a column a row lacks is NULL); returns their ids */
+  const insert = async (rows: Row[]): Promise<number[]> => {
+    const names = [...new Set(rows.flatMap((r) => Object.keys(r)))];
+    const ids = rows.map(() => nextId++);
+    const params: unknown[] = [];
+    const bind = (v: unknown, type: string) => `$${params.push(typeof v === 'bigint' ? v.toString() : v ?? null)}::${type}`;
+    const tuples = rows.map((r, k) => `(${[bind(ids[k], 'bigint'), ...names.map((n) => bind(r[n], PG_TYPES(COLUMNS.find((c) => c.name === n)!.type)))].join(', ')})`);
+    await client.query(`INSERT INTO t (id${names.map((n) => `, "${n}"`).join('')}) VALUES ${tuples.join(', ')}`, params);
+    return ids;
+  };
+  const matchRows = async (expr: string, rows: Row[], callers: Array<AuthContext | null>, now: Date) => {
+    const compiled = callers.map((auth) => compile(expr, auth, now));
+    try {
+      const ids = await insert(rows);
+      const out: boolean[][] = [];
+      for (const { sql, params } of compiled) {
+        const r = await client.query(numbered(`SELECT id FROM t WHERE (${sql})`), params);
+        const hits = new Set(r.rows.map((x: { id: string }) => Number(x.id)));
+        out.push(ids.map((id) => hits.has(id)));
+      }
+      return out;
+    } finally {
+      await client.query('DELETE FROM t');
+    }
+  };
   return {
     name: 'postgres',
     compile,
-    async matches(expr, row, auth, now) {
-      const { sql, params } = compile(expr, auth, now);
-      const id = nextId++;
-      const names = Object.keys(row);
-      const values = names.map((n) => {
-        const v = row[n];
-        return typeof v === 'bigint' ? v.toString() : v;
-      });
-      const casts = names.map((n, i) => `$${i + 2}::${PG_TYPES(COLUMNS.find((c) => c.name === n)!.type)}`);
-      await client.query(`INSERT INTO t (id${names.map((n) => `, "${n}"`).join('')}) VALUES ($1${casts.map((c) => `, ${c}`).join('')})`, [id, ...values]);
-      try {
-        const r = await client.query(numbered(`SELECT count(*)::int AS c FROM t WHERE id = ? AND (${sql})`), [id, ...params]);
-        return r.rows[0].c === 1;
-      } finally {
-        await client.query('DELETE FROM t WHERE id = $1', [id]);
-      }
-    },
+    matchRows,
+    matches: async (expr, row, auth, now) => (await matchRows(expr, [row], [auth], now))[0]![0]!,
     async planSize(expr) {
       const { sql, params } = compile(expr, DEFAULT_AUTH, DEFAULT_NOW);
       const r = await client.query(numbered(`EXPLAIN (VERBOSE, COSTS OFF) SELECT count(*) AS c FROM t WHERE id = ? AND (${sql})`), [1, ...params]);

@@ -33,8 +33,9 @@ const CASES: SqlCase[] = [
     matches: true,
     sqlite: ['bp_like("email", ?)', ['%@example.com']],
     postgres: [
-      `((lower(("email" COLLATE "und-x-icu")) COLLATE "C") LIKE (regexp_replace(lower((?::text COLLATE "und-x-icu")), '^((\\\\.|[^\\\\])*)\\\\$', '\\1\\\\\\\\') COLLATE "C") ESCAPE '\\')`,
-      ['%@example.com'],
+      // a pattern longer than LIKE_PATTERN_MAX_CHARS matches nothing
+      `CASE WHEN length(?::text) <= 256 THEN ((lower(("email" COLLATE "und-x-icu")) COLLATE "C") LIKE (regexp_replace(lower((?::text COLLATE "und-x-icu")), '^((\\\\.|[^\\\\])*)\\\\$', '\\1\\\\\\\\') COLLATE "C") ESCAPE '\\') END`,
+      ['%@example.com', '%@example.com'],
     ],
   },
   {
@@ -73,6 +74,26 @@ const CASES: SqlCase[] = [
     postgres: [
       `((jsonb_path_query_first("data", CAST(?::text AS jsonpath), '{}', true) #>> '{}') IN (?::text, ?::text))`,
       ['strict $.role', 'admin', 'owner'],
+    ],
+  },
+  {
+    // a boolean meets the integer literal 1 as TRUE (MySQL), bound as a boolean
+    expr: "JSON_CONTAINS(data, '\"a\"', '$.tags') = 1",
+    matches: true,
+    sqlite: ['(bp_json_contains(bp_json_extract("data", ?), ?) = ?)', ['$.tags', '"a"', 1n]],
+    postgres: [
+      `((jsonb_path_query_first("data", CAST(?::text AS jsonpath), '{}', true) @> ?::jsonb) = ?::boolean)`,
+      ['strict $.tags', '"a"', true],
+    ],
+  },
+  {
+    // string results are bounded: the size is checked before anything is concatenated
+    expr: "CONCAT(name, '!') = 'Alice!'",
+    matches: true,
+    sqlite: ['(CASE WHEN CAST(octet_length("name") AS bigint) + CAST(octet_length(?) AS bigint) <= 1048576 THEN ("name" || ?) END = ?)', ['!', '!', 'Alice!']],
+    postgres: [
+      '(CASE WHEN CAST(octet_length("name") AS bigint) + CAST(octet_length(?::text) AS bigint) <= 1048576 THEN ("name" || ?::text) END = ?::text)',
+      ['!', '!', 'Alice!'],
     ],
   },
   {
@@ -116,8 +137,8 @@ describe('compiled SQL per dialect', () => {
     const out = new PostgresPolicyCompiler().compile(typed, { ...ctx, columnRef: (n) => `r."${n}"` });
     assert.match(out.sql, /^\(\(SELECT CASE WHEN r\."qty" > 0 /);
     // OFFSET 0 keeps PostgreSQL from inlining the bound value back into each use
-    assert.match(out.sql, /FROM \(SELECT \(r\."name" \|\| r\."email"\) AS "V0" OFFSET 0\) AS "BPL"\)/);
-    assert.equal(out.sql.split('r."name"').length - 1, 1);
+    assert.match(out.sql, /FROM \(SELECT CASE WHEN .* THEN \(r\."name" \|\| r\."email"\) END AS "V0" OFFSET 0\) AS "BPL"\)/);
+    assert.equal(out.sql.split('||').length - 1, 1);
   });
 
   test('no literal "?" other than placeholders, and one parameter per placeholder', () => {

@@ -5,6 +5,7 @@
 import { INTERVAL_LIMITS as LIM, PolicyCompiler, type Frag, type ParamType, type TemplateKey } from '../../policy-language/compiler.js';
 import type { ValueType } from '../../policy-language/ast.js';
 import { jsonPathText, type JsonPathStep } from '../../policy-language/literals.js';
+import { LIKE_PATTERN_MAX_CHARS } from '../../lib/like-limits.js';
 
 const PG_TYPES: Record<ValueType, string> = {
   text: 'text', integer: 'bigint', number: 'double precision', boolean: 'boolean',
@@ -47,7 +48,8 @@ export class PostgresPolicyCompiler extends PolicyCompiler {
   protected readonly templates: Record<TemplateKey, string> = {
     lower: `(lower(${ICU('$0')}) COLLATE "C")`,
     upper: `(upper(${ICU('$0')}) COLLATE "C")`,
-    like: `((lower(${ICU('$0')}) COLLATE "C") LIKE (${LIKE_PATTERN} COLLATE "C") ESCAPE '\\')`,
+    // a computed pattern beyond the shared bound matches nothing (NULL), as SQLite's bp_like
+    like: `CASE WHEN length($1) <= ${LIKE_PATTERN_MAX_CHARS} THEN ((lower(${ICU('$0')}) COLLATE "C") LIKE (${LIKE_PATTERN} COLLATE "C") ESCAPE '\\') END`,
     div: '(CAST($0 AS double precision) / NULLIF($1, 0))',
     int_arith: FIT('(CAST($0 AS numeric) %OP% $1)'),
     int_neg: FIT('(- CAST($0 AS numeric))'),

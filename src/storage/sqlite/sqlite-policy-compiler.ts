@@ -44,7 +44,9 @@ export class SqlitePolicyCompiler extends PolicyCompiler {
     json_unquote: 'bp_json_unquote($0)',
     json_length: 'bp_json_length($0)',
     json_contains: 'bp_json_contains($0, $1)',
-    to_json: 'json_quote($0)',
+    // json_quote(NULL) is the JSON text 'null', a value that documents can contain: SQL NULL must
+    // stay NULL (as PostgreSQL's to_jsonb). Any non-NULL input quotes to something else than 'null'.
+    to_json: "NULLIF(json_quote($0), 'null')",
   };
 
   protected param(value: unknown, type: ParamType): Frag {
