@@ -2,7 +2,7 @@
 // field, framework body errors as 400/413/415, anything else as an opaque 500 with the request id.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.ts';
-import { QueryTimeout } from '../storage/engine.ts';
+import { QueryTimeout, StorageFull } from '../storage/engine.ts';
 
 interface AjvError {
   keyword: string;
@@ -61,6 +61,10 @@ export function installErrorHandling(app: FastifyInstance): void {
     if (error instanceof QueryTimeout) {
       request.log.warn({ url: request.url.split('?')[0] }, 'statement timeout');
       return send(reply, new AppError(503, 'query_timeout', 'The database cancelled the query because it ran longer than the statement timeout.', null, 'Narrow the filter or add an index.'));
+    }
+    if (error instanceof StorageFull) {
+      request.log.warn('storage full: a write was refused');
+      return send(reply, new AppError(507, 'storage_full', 'The server has no storage space left for this write.', null, 'Reads still work; writes succeed again once space is freed on the server.'));
     }
     const e = error as FastifyError & { validation?: AjvError[]; validationContext?: string };
     if (e.validation) return send(reply, validationToAppError(e.validation, e.validationContext ?? 'body'));

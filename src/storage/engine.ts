@@ -78,3 +78,9 @@ export class NotNullViolation extends Error {
     super('not null violation');
   }
 }
+/** The embedded engine's disk (or a file's size limit) is full: writes fail, reads go on. */
+export class StorageFull extends Error {
+  constructor() {
+    super('storage full');
+  }
+}

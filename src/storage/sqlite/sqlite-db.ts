@@ -3,7 +3,7 @@
 // lock makes every statement outside the open transaction wait until it ends.
 import type Database from 'better-sqlite3';
 import type { Db, SqlParam } from '../engine.ts';
-import { quoteIdent, UniqueViolation, NotNullViolation } from '../engine.ts';
+import { quoteIdent, UniqueViolation, NotNullViolation, StorageFull } from '../engine.ts';
 
 const CACHE_LIMIT = 500;
 
@@ -21,6 +21,9 @@ export function translateSqliteError(err: unknown): unknown {
     const m = /NOT NULL constraint failed: ([^\s,]+)/.exec(e.message ?? '');
     return new NotNullViolation(m ? m[1]!.split('.').pop()! : null);
   }
+  // SQLite's VFS reports a write that failed with ENOSPC (database, journal or WAL) as SQLITE_FULL,
+  // as it does a file that reached max_page_count.
+  if (e?.code === 'SQLITE_FULL') return new StorageFull();
   return err;
 }
 
