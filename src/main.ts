@@ -14,7 +14,7 @@ if (!process.execArgv.includes('--no-node-snapshot') && !(process.env.NODE_OPTIO
 const warn = (msg: string) => process.stderr.write(`${JSON.stringify({ level: 'warn', time: new Date().toISOString(), msg })}\n`);
 // the key comes first: a PostgreSQL deployment without one must not touch its database
 const master = loadMasterKey({ env: config.masterKey, engine: config.databaseUrl ? 'postgres' : 'sqlite', dataDir: config.dataDir, warn });
-const engine = await openEngine({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, statementTimeoutMs: config.statementTimeoutMs });
+const engine = await openEngine({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, statementTimeoutMs: config.statementTimeoutMs, postgres: config.postgres });
 const services = buildServices(engine, config, systemClock, {
   secrets: new SecretBox(master.key),
   smtpCa: config.email.caFile ? readFileSync(config.email.caFile, 'utf8') : undefined,

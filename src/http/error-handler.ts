@@ -2,7 +2,7 @@
 // field, framework body errors as 400/413/415, anything else as an opaque 500 with the request id.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.ts';
-import { QueryTimeout, StorageFull } from '../storage/engine.ts';
+import { DatabaseUnavailable, QueryTimeout, StorageFull } from '../storage/engine.ts';
 
 interface AjvError {
   keyword: string;
@@ -50,6 +50,28 @@ export function validationToAppError(errors: AjvError[], context: string): AppEr
   return new AppError(422, 'validation_failed', `The ${where} '${field}' is invalid (${reason}).`, { field, reason });
 }
 
+/** Seconds a client should wait before retrying after 503 database_unavailable (a restart or failover takes a few). */
+const DATABASE_RETRY_AFTER_S = 5;
+
+const UNAVAILABLE_MESSAGES: Record<DatabaseUnavailable['reason'], string> = {
+  unreachable: 'The database cannot be reached right now; nothing was changed.',
+  connection_lost: 'The connection to the database was lost while the request ran.',
+  read_only: 'The database accepts only reads right now (a failover may be in progress); nothing was changed.',
+};
+
+function databaseUnavailable(reason: DatabaseUnavailable['reason']): AppError {
+  return new AppError(
+    503,
+    'database_unavailable',
+    UNAVAILABLE_MESSAGES[reason],
+    { reason },
+    reason === 'connection_lost'
+      ? 'This is temporary: retry the request. A write whose connection was lost while it committed may have been applied.'
+      : 'This is temporary: retry the request after Retry-After seconds.',
+    { 'Retry-After': String(DATABASE_RETRY_AFTER_S) },
+  );
+}
+
 function send(reply: FastifyReply, err: AppError): void {
   for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
   void reply.status(err.status).send({ code: err.code, message: err.message, details: err.details ?? null, hint: err.hint ?? null });
@@ -61,6 +83,10 @@ export function installErrorHandling(app: FastifyInstance): void {
     if (error instanceof QueryTimeout) {
       request.log.warn({ url: request.url.split('?')[0] }, 'statement timeout');
       return send(reply, new AppError(503, 'query_timeout', 'The database cancelled the query because it ran longer than the statement timeout.', null, 'Narrow the filter or add an index.'));
+    }
+    if (error instanceof DatabaseUnavailable) {
+      request.log.warn({ reason: error.reason, cause: error.message }, 'database unavailable');
+      return send(reply, databaseUnavailable(error.reason));
     }
     if (error instanceof StorageFull) {
       request.log.warn('storage full: a write was refused');

@@ -48,6 +48,16 @@ export const postgresDialect: Dialect = {
 
 export const PLATFORM_SCHEMA = 'baseplate';
 
+/** Pool size and timeouts; the defaults are those of the settings documented in the README. */
+export interface PostgresOptions {
+  poolSize?: number;
+  statementTimeoutMs?: number;
+  connectTimeoutMs?: number;
+  /** default: statementTimeoutMs + 5000 (none when statementTimeoutMs is 0) */
+  queryTimeoutMs?: number;
+  keepAliveMs?: number;
+}
+
 // Serialises concurrent creation and migration of one schema across processes.
 const lockFor = (schema: string, create: boolean) => async (db: Db) => {
   await db.get('SELECT pg_advisory_xact_lock(hashtext(?))', [`baseplate:migrate:${schema}`]);
@@ -60,19 +70,41 @@ export class PostgresEngine implements Engine {
   readonly platform: PgDb;
   private migrated = new Map<string, Promise<void>>();
 
-  private constructor(private readonly pool: pg.Pool) {
+  private constructor(
+    private readonly pool: pg.Pool,
+    private readonly pingTimeoutMs: number,
+  ) {
     this.platform = new PgDb(pool, PLATFORM_SCHEMA);
   }
 
   /**
-   * statementTimeoutMs bounds every statement on the pool's connections (0: none), so that no
-   * request can hold a connection and a database core for long.
+   * Opens the pool and migrates the platform schema. Every wait on the database is bounded, so an
+   * outage or a partition fails requests within a known time instead of hanging them: a connection
+   * attempt (and the wait for a free client) by connectTimeoutMs, every statement on the server by
+   * statementTimeoutMs (0: none) and on the client by queryTimeoutMs (a little longer, so the server
+   * normally cancels first and the connection stays usable; 0: none), and TCP keep-alive probes
+   * (after keepAliveMs idle) find dead peers of idle connections.
    */
-  static async open(url: string, opts: { poolSize?: number; statementTimeoutMs?: number } = {}): Promise<PostgresEngine> {
-    const pool = new pg.Pool({ connectionString: url, max: opts.poolSize ?? 10, statement_timeout: opts.statementTimeoutMs || undefined });
-    pool.on('error', () => undefined); // idle client errors must not crash the process
-    const engine = new PostgresEngine(pool);
-    await migrate(engine.platform, platformMigrations((n) => engine.platform.t(n), TYPES), lockFor(PLATFORM_SCHEMA, true));
+  static async open(url: string, opts: PostgresOptions = {}): Promise<PostgresEngine> {
+    const statementTimeoutMs = opts.statementTimeoutMs ?? 0;
+    const connectTimeoutMs = opts.connectTimeoutMs ?? 5000;
+    const pool = new pg.Pool({
+      connectionString: url,
+      max: opts.poolSize ?? 10,
+      statement_timeout: statementTimeoutMs || undefined,
+      query_timeout: (opts.queryTimeoutMs ?? (statementTimeoutMs ? statementTimeoutMs + 5000 : 0)) || undefined,
+      connectionTimeoutMillis: connectTimeoutMs,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: opts.keepAliveMs ?? 10000,
+    });
+    pool.on('error', () => undefined); // an idle client's connection died: the pool has already discarded it
+    const engine = new PostgresEngine(pool, connectTimeoutMs);
+    try {
+      await migrate(engine.platform, platformMigrations((n) => engine.platform.t(n), TYPES), lockFor(PLATFORM_SCHEMA, true));
+    } catch (err) {
+      await pool.end().catch(() => undefined);
+      throw err;
+    }
     return engine;
   }
 
@@ -106,16 +138,12 @@ export class PostgresEngine implements Engine {
 
   async dropProjectStore(projectId: string): Promise<void> {
     this.migrated.delete(projectId);
-    await this.pool.query(`DROP SCHEMA IF EXISTS ${quoteIdent(PostgresEngine.schemaOf(projectId))} CASCADE`);
+    await this.platform.run(`DROP SCHEMA IF EXISTS ${quoteIdent(PostgresEngine.schemaOf(projectId))} CASCADE`);
   }
 
-  async ping(): Promise<boolean> {
-    try {
-      await this.pool.query('SELECT 1');
-      return true;
-    } catch {
-      return false;
-    }
+  /** Answers within the connect timeout, however the database fails. */
+  ping(): Promise<boolean> {
+    return this.platform.ping(this.pingTimeoutMs);
   }
 
   private closed = false;
