@@ -1,6 +1,11 @@
 // The single place errors become responses: AppError as is, schema failures as 422 naming the
 // field, framework body errors as 400/413/415, anything else as an opaque 500 with the request id.
+// Errors found before Fastify has a request (the HTTP parser's, CONNECT) are written raw on the
+// socket, in the same flat shape and with a request id.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { STATUS_CODES } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import type { Duplex } from 'node:stream';
 import { AppError } from '../errors.ts';
 import { DatabaseUnavailable, QueryTimeout, StorageFull } from '../storage/engine.ts';
 
@@ -114,5 +119,54 @@ export function installErrorHandling(app: FastifyInstance): void {
 
   app.setNotFoundHandler((request, reply) => {
     send(reply, new AppError(404, 'not_found', 'No such route.', { method: request.method, path: request.url.split('?')[0] }));
+  });
+}
+
+/** Sockets already answered raw: a parser that failed once may report more errors on later bytes. */
+const answered = new WeakSet<Duplex>();
+
+/**
+ * Writes one complete error response on a socket that Fastify does not serve, and half-closes it
+ * (ending it outright could reset the connection while the client's bytes are still unread, and
+ * the client would never see the answer); a client that never closes its side is cut off later.
+ */
+function writeRaw(socket: Duplex, status: number, code: string, message: string, details: unknown = null): string {
+  const id = randomUUID();
+  const body = JSON.stringify({ code, message, details, hint: null });
+  answered.add(socket);
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+      `X-Request-Id: ${id}\r\nConnection: close\r\n\r\n${body}`,
+  );
+  setTimeout(() => socket.destroy(), 5000).unref();
+  return id;
+}
+
+const PARSER_ERRORS: Record<string, [status: number, code: string, message: string]> = {
+  HPE_HEADER_OVERFLOW: [431, 'headers_too_large', 'The request headers are larger than the server accepts.'],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, 'request_timeout', 'The request was not received in time.'],
+};
+
+/** Fastify's clientErrorHandler: Node's HTTP parser refused the bytes (or the client was too slow). */
+export function clientErrorHandler(this: FastifyInstance, err: Error & { code?: string }, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  // a response of an earlier request on this connection is being written: another would corrupt it
+  const inFlight = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (answered.has(socket) || !socket.writable || inFlight?.headersSent) {
+    if (!answered.has(socket)) socket.destroy();
+    return;
+  }
+  const reason = (err.code ?? 'unknown').replace(/^HPE_/, '').toLowerCase();
+  const [status, code, message] = PARSER_ERRORS[err.code ?? ''] ?? [400, 'bad_request', 'The request is not valid HTTP.'];
+  const id = writeRaw(socket, status, code, message, { reason });
+  this.log.debug({ reqId: id, reason }, 'malformed request refused');
+}
+
+/** CONNECT is answered like any other method without a route; without a listener Node would drop the socket. */
+export function refuseConnect(app: FastifyInstance): void {
+  app.server.on('connect', (req: { url?: string }, socket: Duplex) => {
+    socket.on('error', () => undefined);
+    const id = writeRaw(socket, 404, 'not_found', 'No such route.', { method: 'CONNECT', path: req.url ?? '' });
+    app.log.debug({ reqId: id }, 'CONNECT refused');
   });
 }
