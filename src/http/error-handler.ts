@@ -59,7 +59,7 @@ export function validationToAppError(errors: AjvError[], context: string): AppEr
 const DATABASE_RETRY_AFTER_S = 5;
 
 const UNAVAILABLE_MESSAGES: Record<DatabaseUnavailable['reason'], string> = {
-  unreachable: 'The database cannot be reached right now; nothing was changed.',
+  unreachable: 'The service could not get a connection to the database; nothing was changed.',
   connection_lost: 'The connection to the database was lost while the request ran.',
   read_only: 'The database accepts only reads right now (a failover may be in progress); nothing was changed.',
 };

@@ -160,11 +160,12 @@ if (engines.includes('postgres')) {
       assert.ok(!rows.includes('blocked 1') && !rows.includes('blocked 2'), 'a transaction cut off is not committed');
     });
 
-    test('a listener that accepts and never answers: 503 within the connect timeout, /health too', { timeout: TEST_TIMEOUT_MS }, async () => {
+    test('a listener that accepts and never answers: 503 within the connect timeout, /health too', { timeout: TEST_TIMEOUT_MS }, async (t) => {
       proxy.resetAll(); // no pooled connection left: every request needs a new one
       await new Promise((r) => setTimeout(r, 100));
       proxy.silence();
       const [read, write, h] = await Promise.all([readRows(), writeRow('silent'), health()]);
+      t.diagnostic(`answered after: read ${read.ms} ms, write ${write.ms} ms, /health ${h.ms} ms`);
       expectUnavailable(read, 'unreachable');
       expectUnavailable(write, 'unreachable');
       assert.equal(h.status, 503);
@@ -173,11 +174,12 @@ if (engines.includes('postgres')) {
       await expectRecovery();
     });
 
-    test('a partition (open connections go silent too): bounded 503s, then recovery when it heals', { timeout: TEST_TIMEOUT_MS }, async () => {
+    test('a partition (open connections go silent too): bounded 503s, then recovery when it heals', { timeout: TEST_TIMEOUT_MS }, async (t) => {
       // warm the pool: idle connections that the partition will cut
       await Promise.all([readRows(), readRows(), writeRow('warm')]);
       proxy.silence();
       const [read, write, h] = await Promise.all([readRows(), writeRow('partitioned'), health()]);
+      t.diagnostic(`answered after: read ${read.ms} ms, write ${write.ms} ms, /health ${h.ms} ms`);
       expectUnavailable(read);
       expectUnavailable(write);
       assert.equal(h.status, 503);
