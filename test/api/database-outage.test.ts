@@ -189,6 +189,32 @@ if (engines.includes('postgres')) {
       await proxy.forward();
       await expectRecovery();
     });
+
+    test('a transaction cut off by a partition does not keep its locks on the server', { timeout: TEST_TIMEOUT_MS }, async () => {
+      await admin.query('BEGIN');
+      await admin.query(`LOCK TABLE "p_${pid}"."notes" IN ACCESS EXCLUSIVE MODE`);
+      const pending = writeRow('cut off');
+      await waitForBlocked(1);
+      proxy.silence();
+      // the INSERT now runs; its answer, and the COMMIT, never cross the partition: the backend
+      // sits idle in its transaction, holding the new row's locks
+      await admin.query('ROLLBACK');
+      expectUnavailable(await pending);
+      const deadline = Date.now() + BOUND_MS;
+      for (;;) {
+        const r = await observer.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND state LIKE 'idle in transaction%'", [db.name]);
+        if (r.rows[0].n === 0) break;
+        assert.ok(Date.now() < deadline, 'the server still keeps the cut-off transaction open');
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      // the table takes an exclusive lock at once: nothing holds it any more
+      await observer.query("SET lock_timeout = '1s'");
+      await observer.query('BEGIN');
+      await observer.query(`LOCK TABLE "p_${pid}"."notes" IN ACCESS EXCLUSIVE MODE`);
+      await observer.query('ROLLBACK');
+      await proxy.forward();
+      await expectRecovery();
+    });
   });
 } else {
   test('database outages through a TCP proxy [postgres]', { skip: skipReason }, () => undefined);

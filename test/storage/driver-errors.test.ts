@@ -15,6 +15,7 @@ test('PostgreSQL: a lost or refused connection is DatabaseUnavailable', () => {
     ['57P02 crash shutdown', withCode('57P02')],
     ['57P03 cannot connect now', withCode('57P03', 'the database system is starting up')],
     ['53300 too many connections', withCode('53300')],
+    ['25P03 idle in transaction too long', withCode('25P03', 'terminating connection due to idle-in-transaction timeout')],
     ['08000 connection exception', withCode('08000')],
     ['08001 unable to connect', withCode('08001')],
     ['08003 connection does not exist', withCode('08003')],

@@ -15,6 +15,8 @@ interface Pair {
 export class TcpProxy {
   private server: net.Server | null = null;
   private readonly pairs = new Set<Pair>();
+  /** Server-side connections whose client closed during a partition. */
+  private readonly orphans = new Set<net.Socket>();
   private silent = false;
   /** Connections accepted so far (all modes). */
   accepted = 0;
@@ -62,7 +64,10 @@ export class TcpProxy {
     });
     client.on('close', () => {
       this.pairs.delete(pair);
-      pair.upstream?.destroy();
+      // across a partition the server never learns that the client went away: its side stays open
+      // until the network heals
+      if (this.silent && pair.upstream) this.orphans.add(pair.upstream);
+      else pair.upstream?.destroy();
     });
     if (!this.silent) this.connectUpstream(pair);
   }
@@ -85,17 +90,25 @@ export class TcpProxy {
     for (const chunk of pair.toClient.splice(0)) pair.client.write(chunk);
   }
 
-  /** Forward again: held connections reach the server, held bytes are delivered. Listens again if refusing. */
+  /**
+   * Forward again: held connections reach the server, held bytes are delivered, and the server
+   * learns of clients that closed meanwhile. Listens again if refusing.
+   */
   async forward(): Promise<void> {
     this.silent = false;
     if (!this.server) await this.listen();
+    for (const orphan of this.orphans) orphan.destroy();
+    this.orphans.clear();
     for (const pair of this.pairs) {
       if (pair.upstream) this.flush(pair);
       else this.connectUpstream(pair);
     }
   }
 
-  /** A partition: open connections stop carrying bytes, new ones are accepted and never forwarded. */
+  /**
+   * A partition: open connections stop carrying bytes (a close included), new ones are accepted and
+   * never forwarded.
+   */
   silence(): void {
     this.silent = true;
   }
@@ -115,6 +128,8 @@ export class TcpProxy {
       pair.upstream?.resetAndDestroy();
     }
     this.pairs.clear();
+    for (const orphan of this.orphans) orphan.resetAndDestroy();
+    this.orphans.clear();
   }
 
   /** Open client connections. */

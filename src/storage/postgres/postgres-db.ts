@@ -26,8 +26,8 @@ export function numberedParams(sql: string): string {
 
 // SQLSTATEs of a server that cannot serve this session: shutting down or restarted (57P01, also
 // pg_terminate_backend; 57P02 crash; 57P03 starting up or in recovery), out of connection slots
-// (53300), or a failed connection (class 08).
-const LOST_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300', '08000', '08001', '08003', '08004', '08006']);
+// (53300), a session it ended for idling in a transaction (25P03), or a failed connection (class 08).
+const LOST_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300', '25P03', '08000', '08001', '08003', '08004', '08006']);
 // Socket failures on the way to the server.
 const LOST_SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ECONNABORTED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
 // pg's own errors for a connection that ended, timed out (connect or query_timeout) or broke earlier.

@@ -82,17 +82,23 @@ export class PostgresEngine implements Engine {
    * outage or a partition fails requests within a known time instead of hanging them: a connection
    * attempt (and the wait for a free client) by connectTimeoutMs, every statement on the server by
    * statementTimeoutMs (0: none) and on the client by queryTimeoutMs (a little longer, so the server
-   * normally cancels first and the connection stays usable; 0: none), and TCP keep-alive probes
-   * (after keepAliveMs idle) find dead peers of idle connections.
+   * normally cancels first and the connection stays usable; 0: none; the server also ends a session
+   * idle in a transaction for as long), and TCP keep-alive probes (after keepAliveMs idle) find
+   * dead peers of idle connections.
    */
   static async open(url: string, opts: PostgresOptions = {}): Promise<PostgresEngine> {
     const statementTimeoutMs = opts.statementTimeoutMs ?? 0;
     const connectTimeoutMs = opts.connectTimeoutMs ?? 5000;
+    const queryTimeoutMs = opts.queryTimeoutMs ?? (statementTimeoutMs ? statementTimeoutMs + 5000 : 0);
     const pool = new pg.Pool({
       connectionString: url,
       max: opts.poolSize ?? 10,
       statement_timeout: statementTimeoutMs || undefined,
-      query_timeout: (opts.queryTimeoutMs ?? (statementTimeoutMs ? statementTimeoutMs + 5000 : 0)) || undefined,
+      query_timeout: queryTimeoutMs || undefined,
+      // A client cut off by a partition leaves its backend idle in its transaction, holding row
+      // locks that block every other node until the server's TCP notices (hours). Our transactions
+      // never wait between statements, so a silence as long as the client's own patience ends it.
+      idle_in_transaction_session_timeout: queryTimeoutMs || undefined,
       connectionTimeoutMillis: connectTimeoutMs,
       keepAlive: true,
       keepAliveInitialDelayMillis: opts.keepAliveMs ?? 10000,
