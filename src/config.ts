@@ -19,7 +19,10 @@ export interface Config {
     poolSize: number;
     /** PG_CONNECT_TIMEOUT_MS: a connection attempt, and the wait for a free pooled connection; also bounds /health */
     connectTimeoutMs: number;
-    /** PG_QUERY_TIMEOUT_MS: a statement without an answer (a partition, a hung server) fails after this (0: none) */
+    /**
+     * PG_QUERY_TIMEOUT_MS: a statement without an answer (a partition, a hung server) fails after this,
+     * and the server ends a session idle in a transaction as long (0: neither)
+     */
     queryTimeoutMs: number;
     /** PG_KEEPALIVE_MS: idle time before TCP keep-alive probes start on a connection */
     keepAliveMs: number;
