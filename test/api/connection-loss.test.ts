@@ -101,6 +101,9 @@ if (engines.includes('postgres')) {
     });
 
     after(async () => {
+      // a request that failed because the service died shows no cause of its own: show the service's last words
+      if (server && (server.proc.exitCode !== null || server.proc.signalCode !== null))
+        process.stderr.write(`\nthe service exited (${server.proc.exitCode ?? server.proc.signalCode}):\n${server.output().slice(-4000)}\n`);
       await admin?.end().catch(() => undefined);
       await observer?.end().catch(() => undefined);
       await server?.stop();

@@ -121,6 +121,7 @@ if (engines.includes('postgres')) {
     // each scenario starts from a healthy network, whatever the previous one left
     afterEach(async () => {
       await admin.query('ROLLBACK').catch(() => undefined);
+      proxy.killAfterHandshake(false);
       await proxy.forward();
     });
 
@@ -158,6 +159,16 @@ if (engines.includes('postgres')) {
       await expectRecovery();
       const rows = (await readRows()).body.map((r: { body: string }) => r.body);
       assert.ok(!rows.includes('blocked 1') && !rows.includes('blocked 2'), 'a transaction cut off is not committed');
+    });
+
+    test('connections that die right after their handshake (before a request holds them): 503, the process goes on', { timeout: TEST_TIMEOUT_MS }, async () => {
+      proxy.resetAll(); // no pooled connection left: every request needs a new one
+      await new Promise((r) => setTimeout(r, 100));
+      proxy.killAfterHandshake(true);
+      const results = await Promise.all([readRows(), writeRow('killed'), readRows()]);
+      for (const res of results) expectUnavailable(res, 'connection_lost');
+      proxy.killAfterHandshake(false);
+      await expectRecovery();
     });
 
     test('a listener that accepts and never answers: 503 within the connect timeout, /health too', { timeout: TEST_TIMEOUT_MS }, async (t) => {

@@ -7,6 +7,8 @@ import net from 'node:net';
 interface Pair {
   client: net.Socket;
   upstream: net.Socket | null;
+  /** Server bytes not yet parsed, while watching for the end of the handshake (see killAfterHandshake). */
+  handshake: Buffer | null;
   /** Bytes held back while the proxy is silent, per direction; delivered when it forwards again (as TCP would retransmit them). */
   toUpstream: Buffer[];
   toClient: Buffer[];
@@ -18,6 +20,7 @@ export class TcpProxy {
   /** Server-side connections whose client closed during a partition. */
   private readonly orphans = new Set<net.Socket>();
   private silent = false;
+  private killNew = false;
   /** Connections accepted so far (all modes). */
   accepted = 0;
 
@@ -55,7 +58,7 @@ export class TcpProxy {
 
   private accept(client: net.Socket): void {
     this.accepted += 1;
-    const pair: Pair = { client, upstream: null, toUpstream: [], toClient: [] };
+    const pair: Pair = { client, upstream: null, handshake: this.killNew ? Buffer.alloc(0) : null, toUpstream: [], toClient: [] };
     this.pairs.add(pair);
     client.on('error', () => undefined);
     client.on('data', (chunk: Buffer) => {
@@ -78,6 +81,7 @@ export class TcpProxy {
     upstream.on('error', () => undefined);
     upstream.on('connect', () => this.flush(pair));
     upstream.on('data', (chunk: Buffer) => {
+      if (pair.handshake) return this.watchHandshake(pair, chunk);
       if (this.silent) pair.toClient.push(chunk);
       else pair.client.write(chunk);
     });
@@ -130,6 +134,38 @@ export class TcpProxy {
     this.pairs.clear();
     for (const orphan of this.orphans) orphan.resetAndDestroy();
     this.orphans.clear();
+  }
+
+  /**
+   * New connections die the moment their handshake is done: the server's ReadyForQuery and, in the
+   * same packet, a FATAL 57P01 (what pg_terminate_backend sends), then the connection closes.
+   */
+  killAfterHandshake(on: boolean): void {
+    this.killNew = on;
+  }
+
+  /** Forwards server messages up to the first ReadyForQuery ('Z'), then kills the connection. */
+  private watchHandshake(pair: Pair, chunk: Buffer): void {
+    let buf = Buffer.concat([pair.handshake!, chunk]);
+    let end = 0;
+    while (buf.length >= end + 5) {
+      const type = String.fromCharCode(buf[end]!);
+      const length = 1 + buf.readInt32BE(end + 1);
+      if (buf.length < end + length) break;
+      end += length;
+      if (type === 'Z') {
+        const fields = Buffer.from('SFATAL\0VFATAL\0C57P01\0Mterminating connection due to administrator command\0\0');
+        const fatal = Buffer.alloc(5);
+        fatal.write('E');
+        fatal.writeInt32BE(4 + fields.length, 1);
+        pair.client.end(Buffer.concat([buf.subarray(0, end), fatal, fields]));
+        pair.upstream?.destroy();
+        return;
+      }
+    }
+    pair.client.write(buf.subarray(0, end));
+    buf = buf.subarray(end);
+    pair.handshake = buf;
   }
 
   /** Open client connections. */

@@ -53,22 +53,32 @@ export function translatePgError(err: unknown): unknown {
   return err;
 }
 
+/** The error that broke a pooled client's connection, noted whenever it happened. */
+const failures = new WeakMap<pg.PoolClient, Error>();
+
 /**
- * One client checked out of the pool. pg-pool takes its own 'error' listener off a client while it
- * is checked out, so without this one a connection that dies meanwhile (server restart, failover,
- * pg_terminate_backend, a network reset) emits an unhandled 'error' and ends the process. A client
- * whose connection broke, or whose statement got no answer in time (it is still busy with it), is
- * released with the error, so the pool discards it instead of handing it to the next request.
+ * pg-pool takes its own 'error' listener off a client while it is checked out, and before our code
+ * even holds it: without a listener of its own, a connection that dies then (server restart,
+ * failover, pg_terminate_backend, a network reset; even right after its handshake) emits an
+ * unhandled 'error' that ends the process. Every client gets one listener for its whole life, which
+ * notes the failure so that the client is discarded when it is released.
+ */
+export function watchPool(pool: pg.Pool): void {
+  pool.on('connect', (client) => {
+    client.on('error', (err) => {
+      if (!failures.has(client)) failures.set(client, err);
+    });
+  });
+  pool.on('error', () => undefined); // an idle client's connection died: the pool has already discarded it
+}
+
+/**
+ * One client checked out of the pool. A client whose connection broke, or whose statement got no
+ * answer in time (it is still busy with it), is released with the error, so the pool discards it
+ * instead of handing it to the next request.
  */
 class Lease {
-  private failure: Error | null = null;
-  private readonly onError = (err: Error) => {
-    this.failure ??= err;
-  };
-
-  private constructor(private readonly client: pg.PoolClient) {
-    client.on('error', this.onError);
-  }
+  private constructor(private readonly client: pg.PoolClient) {}
 
   /** Any failure to get a connection (refused, timed out, unknown database, no free client in time) means the database is unavailable. */
   static async acquire(pool: pg.Pool): Promise<Lease> {
@@ -80,7 +90,7 @@ class Lease {
   }
 
   get broken(): boolean {
-    return this.failure !== null;
+    return failures.has(this.client);
   }
 
   async query(text: string, values: readonly SqlParam[], timeoutMs?: number): Promise<pg.QueryResult> {
@@ -91,14 +101,13 @@ class Lease {
       return await this.client.query(config);
     } catch (err) {
       const translated = translatePgError(err);
-      if (translated instanceof DatabaseUnavailable) this.failure ??= err as Error;
+      if (translated instanceof DatabaseUnavailable && !failures.has(this.client)) failures.set(this.client, err as Error);
       throw translated;
     }
   }
 
   release(): void {
-    this.client.removeListener('error', this.onError);
-    this.client.release(this.failure ?? undefined);
+    this.client.release(failures.get(this.client));
   }
 }
 
