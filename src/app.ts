@@ -7,7 +7,7 @@ import type { Config } from './config.ts';
 import type { Engine } from './storage/engine.ts';
 import type { Services } from './services/index.ts';
 import { AppError } from './errors.ts';
-import { installErrorHandling } from './http/error-handler.ts';
+import { clientErrorHandler, installErrorHandling, refuseConnect } from './http/error-handler.ts';
 import { healthRoutes } from './http/routes/health.ts';
 import { accountRoutes } from './http/routes/accounts.ts';
 import { projectRoutes } from './http/routes/projects.ts';
@@ -79,11 +79,26 @@ export async function buildApp({ config, engine, services, logStream }: AppDeps)
       });
     },
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false } },
+    // the parser's 400/408/431 and the 503 while closing in the flat shape too (below)
+    clientErrorHandler,
+    return503OnClosing: false,
+  });
+  refuseConnect(app);
+
+  // A request that reaches a closing server (pipelined, or on a busy keep-alive connection) is
+  // refused with the flat error; Fastify's own 503 has another shape.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
   });
 
   app.decorateRequest('caller', null);
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-Id', request.id);
+    if (closing) {
+      reply.header('Connection', 'close');
+      throw new AppError(503, 'shutting_down', 'The server is shutting down.', null, 'Retry the request: another node, or this one once restarted, will answer it.', { 'Retry-After': '1' });
+    }
   });
 
   // JSON is the only body type: parsed here so that malformed JSON is a 400 invalid_json and an

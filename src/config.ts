@@ -14,6 +14,19 @@ export interface Config {
   tokenTtlMs: number;
   /** PostgreSQL statement_timeout for every statement (0: none) */
   statementTimeoutMs: number;
+  /** PostgreSQL connection pool: size, and the client-side bounds on every wait for the database */
+  postgres: {
+    poolSize: number;
+    /** PG_CONNECT_TIMEOUT_MS: a connection attempt, and the wait for a free pooled connection; also bounds /health */
+    connectTimeoutMs: number;
+    /**
+     * PG_QUERY_TIMEOUT_MS: a statement without an answer (a partition, a hung server) fails after this,
+     * and the server ends a session idle in a transaction as long (0: neither)
+     */
+    queryTimeoutMs: number;
+    /** PG_KEEPALIVE_MS: idle time before TCP keep-alive probes start on a connection */
+    keepAliveMs: number;
+  };
   /** the service's own application URL: email links point here when a project has no site URL */
   appUrl: string;
   email: {
@@ -62,10 +75,23 @@ function trustProxy(raw: string | undefined): boolean | number | string[] {
   return list;
 }
 
+/**
+ * PG_QUERY_TIMEOUT_MS defaults to a little more than the statement timeout: the server cancels a long
+ * statement first (503 query_timeout, the connection stays usable) and the client gives up only when
+ * no answer comes at all. Without a statement timeout there is no default client-side one either.
+ */
+function queryTimeout(env: Record<string, string | undefined>, statementTimeoutMs: number): number {
+  const ms = int(env, 'PG_QUERY_TIMEOUT_MS', statementTimeoutMs > 0 ? statementTimeoutMs + 5000 : 0, 0, 3700000);
+  if (ms > 0 && statementTimeoutMs > 0 && ms <= statementTimeoutMs)
+    throw new Error(`PG_QUERY_TIMEOUT_MS (${ms}) must be greater than STATEMENT_TIMEOUT_MS (${statementTimeoutMs}), so that the server cancels a long statement first`);
+  return ms;
+}
+
 export function loadConfig(env: Record<string, string | undefined>): Config {
   const databaseUrl = env.DATABASE_URL && env.DATABASE_URL.length > 0 ? env.DATABASE_URL : null;
   if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) throw new Error('DATABASE_URL must be a postgres:// URL');
   const port = int(env, 'PORT', 3000, 0, 65535);
+  const statementTimeoutMs = int(env, 'STATEMENT_TIMEOUT_MS', 30000, 0, 3600000);
   return Object.freeze({
     port,
     host: env.HOST ?? '0.0.0.0',
@@ -80,7 +106,13 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       timeCost: int(env, 'ARGON2_TIME_COST', 2, 1, 10),
     }),
     tokenTtlMs: 30 * DAY_MS,
-    statementTimeoutMs: int(env, 'STATEMENT_TIMEOUT_MS', 30000, 0, 3600000),
+    statementTimeoutMs,
+    postgres: Object.freeze({
+      poolSize: int(env, 'PG_POOL_SIZE', 10, 1, 1000),
+      connectTimeoutMs: int(env, 'PG_CONNECT_TIMEOUT_MS', 5000, 100, 600000),
+      queryTimeoutMs: queryTimeout(env, statementTimeoutMs),
+      keepAliveMs: int(env, 'PG_KEEPALIVE_MS', 10000, 1000, 7200000),
+    }),
     appUrl: httpUrl(env, 'APP_URL', `http://localhost:${port}/`),
     email: Object.freeze({
       allowPrivateHosts: env.EMAIL_ALLOW_PRIVATE_HOSTS === 'true' || env.EMAIL_ALLOW_PRIVATE_HOSTS === '1',

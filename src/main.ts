@@ -7,23 +7,69 @@ import { systemClock } from './lib/clock.ts';
 import { loadMasterKey, SecretBox } from './lib/secret-box.ts';
 import { readFileSync } from 'node:fs';
 
-const config = loadConfig(process.env);
-// isolated-vm (edge functions) needs it on Node 20+; `npm start` passes it
-if (!process.execArgv.includes('--no-node-snapshot') && !(process.env.NODE_OPTIONS ?? '').includes('--no-node-snapshot'))
-  process.stderr.write(`${JSON.stringify({ level: 'warn', msg: 'node was started without --no-node-snapshot: edge functions may crash the process; use npm start' })}\n`);
-const warn = (msg: string) => process.stderr.write(`${JSON.stringify({ level: 'warn', time: new Date().toISOString(), msg })}\n`);
-// the key comes first: a PostgreSQL deployment without one must not touch its database
-const master = loadMasterKey({ env: config.masterKey, engine: config.databaseUrl ? 'postgres' : 'sqlite', dataDir: config.dataDir, warn });
-const engine = await openEngine({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, statementTimeoutMs: config.statementTimeoutMs });
-const services = buildServices(engine, config, systemClock, {
-  secrets: new SecretBox(master.key),
-  smtpCa: config.email.caFile ? readFileSync(config.email.caFile, 'utf8') : undefined,
-});
-if (config.email.allowPrivateHosts) warn('EMAIL_ALLOW_PRIVATE_HOSTS is on: projects may send through loopback and private SMTP hosts. Never use this in production.');
-const app = await buildApp({ config, engine, services });
+const line = (level: string, msg: string) => process.stderr.write(`${JSON.stringify({ level, time: new Date().toISOString(), msg })}\n`);
+const warn = (msg: string) => line('warn', msg);
 
-await app.listen({ port: config.port, host: config.host });
-app.log.info(`baseplate serving on port ${config.port} with the ${engine.kind} engine`);
+/** Where the database is, without credentials: what an operator needs to see in a start-up failure. */
+function databaseTarget(url: string | null, dataDir: string): string {
+  if (!url) return `the embedded engine in ${dataDir}`;
+  try {
+    const u = new URL(url);
+    return `PostgreSQL at ${u.host}${u.pathname}`;
+  } catch {
+    return 'PostgreSQL';
+  }
+}
+
+/**
+ * A start-up failure (configuration, master key, database) ends the process with one line naming
+ * the cause: no stack trace, and never the DATABASE_URL password (a driver message could quote it).
+ */
+function fatal(msg: string): never {
+  let text = msg.replace(/\s+/g, ' ');
+  try {
+    const password = new URL(process.env.DATABASE_URL ?? '').password;
+    if (password) for (const form of new Set([password, decodeURIComponent(password)])) text = text.split(form).join('***');
+  } catch {
+    // no URL, nothing to hide
+  }
+  line('fatal', text);
+  process.exit(1);
+}
+
+/** Runs one start-up step; a failure ends the process with `what` and the cause. */
+async function step<T>(what: string, fn: () => T | Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    fatal(`${what}${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+async function start() {
+  const config = await step('invalid configuration: ', () => loadConfig(process.env));
+  // isolated-vm (edge functions) needs it on Node 20+; `npm start` passes it
+  if (!process.execArgv.includes('--no-node-snapshot') && !(process.env.NODE_OPTIONS ?? '').includes('--no-node-snapshot'))
+    warn('node was started without --no-node-snapshot: edge functions may crash the process; use npm start');
+  // the key comes first: a PostgreSQL deployment without one must not touch its database
+  const master = await step('', () =>
+    loadMasterKey({ env: config.masterKey, engine: config.databaseUrl ? 'postgres' : 'sqlite', dataDir: config.dataDir, warn }),
+  );
+  const engine = await step(`cannot open the database (${databaseTarget(config.databaseUrl, config.dataDir)}): `, () =>
+    openEngine({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, statementTimeoutMs: config.statementTimeoutMs, postgres: config.postgres }),
+  );
+  const services = buildServices(engine, config, systemClock, {
+    secrets: new SecretBox(master.key),
+    smtpCa: config.email.caFile ? readFileSync(config.email.caFile, 'utf8') : undefined,
+  });
+  if (config.email.allowPrivateHosts) warn('EMAIL_ALLOW_PRIVATE_HOSTS is on: projects may send through loopback and private SMTP hosts. Never use this in production.');
+  const app = await buildApp({ config, engine, services });
+  await step(`cannot listen on ${config.host}:${config.port}: `, () => app.listen({ port: config.port, host: config.host }));
+  app.log.info(`baseplate serving on port ${config.port} with the ${engine.kind} engine`);
+  return { app, services, engine };
+}
+
+const { app, services, engine } = await start();
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, async () => {

@@ -85,3 +85,24 @@ export class NotNullViolation extends Error {
     super('not null violation');
   }
 }
+/**
+ * The database cannot serve the request: it could not be reached (`unreachable`: nothing was
+ * done), the connection a statement was using broke (`connection_lost`: an open transaction was
+ * rolled back by the server, but a COMMIT or a statement outside a transaction may have taken
+ * effect), or the server only accepts reads (`read_only`: a standby, as during a failover).
+ * Temporary: the request may be retried. `message` names the cause for logs, never for clients.
+ */
+export class DatabaseUnavailable extends Error {
+  constructor(
+    readonly reason: 'unreachable' | 'connection_lost' | 'read_only',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+/** The embedded engine's disk (or a file's size limit) is full: writes fail, reads go on. */
+export class StorageFull extends Error {
+  constructor() {
+    super('storage full');
+  }
+}

@@ -2,7 +2,7 @@
 // are rewritten to $1..$n here (generated SQL never contains a literal `?`).
 import pg from 'pg';
 import type { Db, SqlParam } from '../engine.ts';
-import { quoteIdent, UniqueViolation, NotNullViolation, QueryTimeout } from '../engine.ts';
+import { quoteIdent, UniqueViolation, NotNullViolation, QueryTimeout, DatabaseUnavailable } from '../engine.ts';
 
 // Result types the same as SQLite's: numbers for bigint/count, ISO strings for instants,
 // 'YYYY-MM-DD' for dates.
@@ -24,22 +24,100 @@ export function numberedParams(sql: string): string {
   return out;
 }
 
+// SQLSTATEs of a server that cannot serve this session: shutting down or restarted (57P01, also
+// pg_terminate_backend; 57P02 crash; 57P03 starting up or in recovery), out of connection slots
+// (53300), a session it ended for idling in a transaction (25P03), or a failed connection (class 08).
+const LOST_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300', '25P03', '08000', '08001', '08003', '08004', '08006']);
+// Socket failures on the way to the server.
+const LOST_SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ECONNABORTED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+// pg's own errors for a connection that ended, timed out (connect or query_timeout) or broke earlier.
+const LOST_MESSAGES = /^(Connection terminated|Query read timeout|timeout exceeded when trying to connect|timeout expired|Client has encountered a connection error|Client was closed)/;
+
+/** The cause of an error in one line, for logs (a failed connect to several addresses is an AggregateError with no message of its own). */
+function describe(err: unknown): string {
+  const e = err as { message?: string; errors?: unknown[] };
+  if (Array.isArray(e?.errors) && e.errors.length > 0 && !e.message) return e.errors.map(describe).join('; ');
+  return String(e?.message ?? err).replace(/\s+/g, ' ');
+}
+
 export function translatePgError(err: unknown): unknown {
-  const e = err as { code?: string; constraint?: string; column?: string };
+  const e = err as { code?: string; constraint?: string; column?: string; message?: string; errors?: { code?: string }[] };
   if (e?.code === '23505') return new UniqueViolation(e.constraint ?? null);
   if (e?.code === '23502') return new NotNullViolation(e.column ?? null);
   if (e?.code === '57014') return new QueryTimeout();
+  const code = e?.code ?? e?.errors?.[0]?.code;
+  if ((code && (LOST_SQLSTATES.has(code) || LOST_SOCKET_CODES.has(code))) || LOST_MESSAGES.test(e?.message ?? ''))
+    return new DatabaseUnavailable('connection_lost', describe(err));
+  // a standby (a failover in progress, or a demoted primary) refuses writes
+  if (code === '25006' || (code === '55000' && /recovery/i.test(e?.message ?? ''))) return new DatabaseUnavailable('read_only', describe(err));
   return err;
 }
 
-type Queryable = pg.Pool | pg.PoolClient;
+/** The error that broke a pooled client's connection, noted whenever it happened. */
+const failures = new WeakMap<pg.PoolClient, Error>();
+
+/**
+ * pg-pool takes its own 'error' listener off a client while it is checked out, and before our code
+ * even holds it: without a listener of its own, a connection that dies then (server restart,
+ * failover, pg_terminate_backend, a network reset; even right after its handshake) emits an
+ * unhandled 'error' that ends the process. Every client gets one listener for its whole life, which
+ * notes the failure so that the client is discarded when it is released.
+ */
+export function watchPool(pool: pg.Pool): void {
+  pool.on('connect', (client) => {
+    client.on('error', (err) => {
+      if (!failures.has(client)) failures.set(client, err);
+    });
+  });
+  pool.on('error', () => undefined); // an idle client's connection died: the pool has already discarded it
+}
+
+/**
+ * One client checked out of the pool. A client whose connection broke, or whose statement got no
+ * answer in time (it is still busy with it), is released with the error, so the pool discards it
+ * instead of handing it to the next request.
+ */
+class Lease {
+  private constructor(private readonly client: pg.PoolClient) {}
+
+  /** Any failure to get a connection (refused, timed out, unknown database, no free client in time) means the database is unavailable. */
+  static async acquire(pool: pg.Pool): Promise<Lease> {
+    try {
+      return new Lease(await pool.connect());
+    } catch (err) {
+      throw new DatabaseUnavailable('unreachable', describe(err));
+    }
+  }
+
+  get broken(): boolean {
+    return failures.has(this.client);
+  }
+
+  async query(text: string, values: readonly SqlParam[], timeoutMs?: number): Promise<pg.QueryResult> {
+    try {
+      // query_timeout (per query; pg reads it, its types omit it) overrides the pool's for this statement
+      const config: pg.QueryConfig = { text, values: values as unknown[] };
+      if (timeoutMs) Object.assign(config, { query_timeout: timeoutMs });
+      return await this.client.query(config);
+    } catch (err) {
+      const translated = translatePgError(err);
+      if (translated instanceof DatabaseUnavailable && !failures.has(this.client)) failures.set(this.client, err as Error);
+      throw translated;
+    }
+  }
+
+  release(): void {
+    this.client.release(failures.get(this.client));
+  }
+}
 
 export class PgDb implements Db {
   readonly kind = 'postgres' as const;
+  /** Inside a transaction every statement runs on `lease`; outside, each one checks a client out of `pool`. */
   constructor(
-    private readonly conn: Queryable,
+    private readonly pool: pg.Pool,
     readonly schema: string,
-    private readonly inTx = false,
+    private readonly lease: Lease | null = null,
   ) {}
 
   t(name: string): string {
@@ -47,10 +125,12 @@ export class PgDb implements Db {
   }
 
   private async query(sql: string, params: readonly SqlParam[]): Promise<pg.QueryResult> {
+    if (this.lease) return this.lease.query(numberedParams(sql), params);
+    const lease = await Lease.acquire(this.pool);
     try {
-      return await this.conn.query(numberedParams(sql), params as unknown[]);
-    } catch (err) {
-      throw translatePgError(err);
+      return await lease.query(numberedParams(sql), params);
+    } finally {
+      lease.release();
     }
   }
 
@@ -67,18 +147,42 @@ export class PgDb implements Db {
   }
 
   async tx<T>(fn: (db: Db) => Promise<T>): Promise<T> {
-    if (this.inTx) return fn(this);
-    const client = await (this.conn as pg.Pool).connect();
+    if (this.lease) return fn(this);
+    const lease = await Lease.acquire(this.pool);
     try {
-      await client.query('BEGIN');
-      const result = await fn(new PgDb(client, this.schema, true));
-      await client.query('COMMIT');
+      await lease.query('BEGIN', []);
+      const result = await fn(new PgDb(this.pool, this.schema, lease));
+      await lease.query('COMMIT', []);
       return result;
     } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
+      // A broken connection has no transaction left to roll back (the server ends it with the
+      // session), and a ROLLBACK queued behind an unanswered statement would only wait again.
+      if (!lease.broken) await lease.query('ROLLBACK', []).catch(() => undefined);
       throw err;
     } finally {
-      client.release();
+      lease.release();
+    }
+  }
+
+  /** True when the server answers `SELECT 1` within timeoutMs, waiting for a pool client included. */
+  async ping(timeoutMs: number): Promise<boolean> {
+    const probe = (async () => {
+      const lease = await Lease.acquire(this.pool);
+      try {
+        await lease.query('SELECT 1', [], timeoutMs);
+        return true;
+      } finally {
+        lease.release();
+      }
+    })().catch(() => false);
+    let timer: NodeJS.Timeout | undefined;
+    // a pool whose clients all hang may make even the checkout wait: the probe then finishes (or
+    // times out) in the background while /health has already answered
+    const deadline = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
+    try {
+      return await Promise.race([probe, deadline]);
+    } finally {
+      clearTimeout(timer);
     }
   }
 }

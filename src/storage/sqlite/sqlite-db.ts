@@ -5,7 +5,7 @@
 // 0): it waits for the lock asynchronously (`whenFree`), since worker threads write the same files.
 import type Database from 'better-sqlite3';
 import type { Db, SqlParam } from '../engine.ts';
-import { quoteIdent, UniqueViolation, NotNullViolation, QueryTimeout } from '../engine.ts';
+import { quoteIdent, UniqueViolation, NotNullViolation, QueryTimeout, StorageFull } from '../engine.ts';
 
 const CACHE_LIMIT = 500;
 /** how long a main-thread statement waits for another connection's write lock, asynchronously */
@@ -28,6 +28,9 @@ export function translateSqliteError(err: unknown): unknown {
     const m = /NOT NULL constraint failed: ([^\s,]+)/.exec(e.message ?? '');
     return new NotNullViolation(m ? m[1]!.split('.').pop()! : null);
   }
+  // SQLite's VFS reports a write that failed with ENOSPC (database, journal or WAL) as SQLITE_FULL,
+  // as it does a file that reached max_page_count.
+  if (e?.code === 'SQLITE_FULL') return new StorageFull();
   return err;
 }
 
@@ -125,7 +128,8 @@ export class SqliteDb implements Db {
       await this.whenFree(() => this.raw.exec('BEGIN IMMEDIATE'));
       try {
         const result = await fn(this.inner);
-        this.raw.exec('COMMIT');
+        // in WAL mode a full disk shows at COMMIT: translated like any statement's failure
+        this.inTx(() => this.raw.exec('COMMIT'));
         return result;
       } catch (err) {
         if (this.raw.inTransaction) this.raw.exec('ROLLBACK');

@@ -1,0 +1,73 @@
+// Start-up failures of the real service (src/main.ts): a missing database, a closed port, a
+// listener that never answers, a bad setting. Each ends the process within a bounded time with a
+// non-zero exit and one clear line, without a stack trace or the DATABASE_URL password.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { randomBytes } from 'node:crypto';
+import { testEngines, PG_ADMIN_URL } from '../support/postgres.ts';
+import { TcpProxy } from '../support/tcp-proxy.ts';
+import { runUntilExit } from '../support/server-process.ts';
+
+const { engines, skipReason } = await testEngines();
+const PASSWORD = 'pw-Secr3t';
+// generous: the process compiles TypeScript on start, on a shared machine
+const BOUND_MS = 30000;
+
+/** A postgres:// URL with a password (trust auth never asks for it) to `port` and `database`. */
+function urlTo(port: number, database: string): string {
+  const u = new URL(PG_ADMIN_URL);
+  u.password = PASSWORD;
+  u.hostname = '127.0.0.1';
+  u.port = String(port);
+  u.pathname = `/${database}`;
+  return u.toString();
+}
+
+async function expectOneLineFailure(env: Record<string, string>, pattern: RegExp): Promise<void> {
+  const res = await runUntilExit({ LOG_LEVEL: 'info', ...env }, BOUND_MS);
+  assert.equal(res.killed, false, `still running after ${BOUND_MS} ms: ${res.stdout}${res.stderr}`);
+  assert.notEqual(res.code, 0);
+  assert.notEqual(res.code, null);
+  const output = `${res.stdout}${res.stderr}`;
+  assert.ok(!output.includes(PASSWORD), 'the password leaked');
+  const lines = output.split('\n').filter((l) => l.trim() !== '');
+  assert.equal(lines.length, 1, `expected one line, got:\n${output}`);
+  const line = JSON.parse(lines[0]!);
+  assert.equal(line.level, 'fatal');
+  assert.match(line.msg, pattern);
+  assert.doesNotMatch(line.msg, /\n|\s+at \S+ \(/);
+}
+
+if (engines.includes('postgres')) {
+  const pgPort = Number(new URL(PG_ADMIN_URL).port || 5432);
+
+  test('[postgres] a DATABASE_URL naming a missing database: one line, exit 1', async () => {
+    const name = `bp_test_missing_${randomBytes(4).toString('hex')}`;
+    await expectOneLineFailure({ DATABASE_URL: urlTo(pgPort, name) }, new RegExp(`^cannot open the database \\(PostgreSQL at 127\\.0\\.0\\.1:${pgPort}/${name}\\): .*${name}.* does not exist`));
+  });
+
+  test('[postgres] a closed port: one line, exit 1', async () => {
+    const probe = net.createServer();
+    const port = await new Promise<number>((r) => probe.listen(0, '127.0.0.1', () => r((probe.address() as net.AddressInfo).port)));
+    await new Promise((r) => probe.close(r));
+    await expectOneLineFailure({ DATABASE_URL: urlTo(port, 'postgres') }, /^cannot open the database \(PostgreSQL at 127\.0\.0\.1:\d+\/postgres\): .*ECONNREFUSED/);
+  });
+
+  test('[postgres] a listener that never answers: one line within the connect timeout, exit 1', async () => {
+    const proxy = await TcpProxy.start({ host: '127.0.0.1', port: pgPort });
+    proxy.silence();
+    try {
+      await expectOneLineFailure({ DATABASE_URL: urlTo(proxy.port, 'postgres'), PG_CONNECT_TIMEOUT_MS: '1000' }, /^cannot open the database \(PostgreSQL at 127\.0\.0\.1:\d+\/postgres\): .*timeout/i);
+      assert.ok(proxy.accepted >= 1, 'the service did connect to the silent listener');
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  test('[postgres] an invalid PostgreSQL setting: one line, exit 1', async () => {
+    await expectOneLineFailure({ DATABASE_URL: urlTo(pgPort, 'postgres'), STATEMENT_TIMEOUT_MS: '5000', PG_QUERY_TIMEOUT_MS: '4000' }, /^invalid configuration: PG_QUERY_TIMEOUT_MS .* greater than STATEMENT_TIMEOUT_MS/);
+  });
+} else {
+  test('start-up failures [postgres]', { skip: skipReason }, () => undefined);
+}
