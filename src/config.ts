@@ -27,6 +27,14 @@ export interface Config {
     /** PG_KEEPALIVE_MS: idle time before TCP keep-alive probes start on a connection */
     keepAliveMs: number;
   };
+  /** SQLITE_WORKERS: worker threads that run statements over project tables (embedded engine) */
+  sqliteWorkers: number;
+  /**
+   * PROJECT_CONCURRENCY: statements over its tables one project may run at once, a share of the
+   * engine's capacity (SQLite: workers; PostgreSQL: the pool less 2 connections kept for the
+   * platform's own queries); null: half of that capacity, rounded up
+   */
+  projectConcurrency: number | null;
   /** the service's own application URL: email links point here when a project has no site URL */
   appUrl: string;
   email: {
@@ -113,6 +121,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       queryTimeoutMs: queryTimeout(env, statementTimeoutMs),
       keepAliveMs: int(env, 'PG_KEEPALIVE_MS', 10000, 1000, 7200000),
     }),
+    sqliteWorkers: int(env, 'SQLITE_WORKERS', 4, 1, 64),
+    projectConcurrency: env.PROJECT_CONCURRENCY ? int(env, 'PROJECT_CONCURRENCY', 1, 1, 1000) : null,
     appUrl: httpUrl(env, 'APP_URL', `http://localhost:${port}/`),
     email: Object.freeze({
       allowPrivateHosts: env.EMAIL_ALLOW_PRIVATE_HOSTS === 'true' || env.EMAIL_ALLOW_PRIVATE_HOSTS === '1',

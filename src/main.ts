@@ -56,7 +56,14 @@ async function start() {
     loadMasterKey({ env: config.masterKey, engine: config.databaseUrl ? 'postgres' : 'sqlite', dataDir: config.dataDir, warn }),
   );
   const engine = await step(`cannot open the database (${databaseTarget(config.databaseUrl, config.dataDir)}): `, () =>
-    openEngine({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, statementTimeoutMs: config.statementTimeoutMs, postgres: config.postgres }),
+    openEngine({
+      databaseUrl: config.databaseUrl,
+      dataDir: config.dataDir,
+      statementTimeoutMs: config.statementTimeoutMs,
+      projectConcurrency: config.projectConcurrency,
+      postgres: config.postgres,
+      sqliteWorkers: config.sqliteWorkers,
+    }),
   );
   const services = buildServices(engine, config, systemClock, {
     secrets: new SecretBox(master.key),

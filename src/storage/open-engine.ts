@@ -6,10 +6,21 @@ export async function openEngine(opts: {
   databaseUrl: string | null;
   dataDir: string;
   statementTimeoutMs?: number;
+  /** statements over its tables one project may run at once (default: half the engine's capacity) */
+  projectConcurrency?: number | null;
   /** pool size and timeouts of the PostgreSQL engine */
-  postgres?: Omit<PostgresOptions, 'statementTimeoutMs'>;
+  postgres?: Omit<PostgresOptions, 'statementTimeoutMs' | 'perProject'>;
+  /** worker threads of the embedded engine */
+  sqliteWorkers?: number;
   onOpenSqliteProject?: SqliteEngineOptions['onOpenProject'];
 }): Promise<Engine> {
-  if (opts.databaseUrl) return PostgresEngine.open(opts.databaseUrl, { ...opts.postgres, statementTimeoutMs: opts.statementTimeoutMs });
-  return SqliteEngine.open({ dataDir: opts.dataDir, onOpenProject: opts.onOpenSqliteProject, statementTimeoutMs: opts.statementTimeoutMs });
+  const perProject = opts.projectConcurrency ?? undefined;
+  if (opts.databaseUrl) return PostgresEngine.open(opts.databaseUrl, { ...opts.postgres, statementTimeoutMs: opts.statementTimeoutMs, perProject });
+  return SqliteEngine.open({
+    dataDir: opts.dataDir,
+    onOpenProject: opts.onOpenSqliteProject,
+    statementTimeoutMs: opts.statementTimeoutMs,
+    workers: opts.sqliteWorkers,
+    perProject,
+  });
 }
