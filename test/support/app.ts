@@ -60,13 +60,15 @@ export const TEST_ENV = { LOG_LEVEL: 'silent', ARGON2_MEMORY_KIB: '1024', ARGON2
 
 export async function openTestEngine(
   kind: EngineName,
-  opts: { statementTimeoutMs?: number } = {},
+  opts: { statementTimeoutMs?: number; dataDir?: string } = {},
 ): Promise<{ engine: Engine; cleanup: () => Promise<void>; dataDir: string; databaseUrl: string | null }> {
   const statementTimeoutMs = opts.statementTimeoutMs ?? 30000;
   if (kind === 'sqlite') {
-    const dataDir = mkdtempSync(join(tmpdir(), 'bp-test-'));
+    const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'bp-test-'));
     const engine = await SqliteEngine.open({ dataDir, statementTimeoutMs });
-    return { engine, dataDir, databaseUrl: null, cleanup: async () => rmSync(dataDir, { recursive: true, force: true }) };
+    // a directory the caller gave is the caller's to remove
+    const cleanup = async () => void (opts.dataDir === undefined && rmSync(dataDir, { recursive: true, force: true }));
+    return { engine, dataDir, databaseUrl: null, cleanup };
   }
   const db = await createTestDatabase();
   const engine = await PostgresEngine.open(db.url, { poolSize: 5, statementTimeoutMs });
@@ -79,7 +81,7 @@ export async function startTestApp(
   logStream?: { write(line: string): void },
   extra: Partial<ServiceOptions> = {},
 ): Promise<TestApp> {
-  const { engine, cleanup, dataDir, databaseUrl } = await openTestEngine(kind, { statementTimeoutMs: loadConfig({ ...TEST_ENV, ...env }).statementTimeoutMs });
+  const { engine, cleanup, dataDir, databaseUrl } = await openTestEngine(kind, { statementTimeoutMs: loadConfig({ ...TEST_ENV, ...env }).statementTimeoutMs, dataDir: env.DATA_DIR });
   const config = loadConfig({ ...TEST_ENV, DATA_DIR: dataDir, ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}), ...env });
   const clock = new TestClock();
   const warnings: Record<string, unknown>[] = [];
