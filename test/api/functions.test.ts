@@ -228,12 +228,16 @@ await describeEngines(
       assert.equal((await ctx().req('GET', '/health')).status, 200);
     });
 
-    test('response headers: cookies and CORS are the service\'s own; nosniff always; non-JSON text is sandboxed; invalid values are 500', async () => {
+    test('response headers: an allowlist (origin-wide headers and the request id are the service\'s own); nosniff always; non-JSON text is sandboxed; invalid values are 500', async () => {
       const { deploy, call } = await setup(ctx());
       await deploy(
         'headers',
-        `export default () => ({ status: 200, headers: { 'Set-Cookie': 'sid=1', 'Access-Control-Allow-Origin': 'https://evil.example', 'Access-Control-Allow-Credentials': 'true', 'X-Ok': 'yes' }, body: { ok: true } });`,
+        `export default () => ({ status: 200, headers: {
+          'Set-Cookie': 'sid=1', 'Access-Control-Allow-Origin': 'https://evil.example', 'Access-Control-Allow-Credentials': 'true',
+          'Strict-Transport-Security': 'max-age=0', 'Clear-Site-Data': '"*"', 'WWW-Authenticate': 'Basic realm="x"', Refresh: '0; url=https://evil.example',
+          'X-Request-Id': 'forged', 'X-Content-Type-Options': 'none', Location: 'https://evil.example', 'Cache-Control': 'max-age=60', 'X-Ok': 'yes' }, body: { ok: true } });`,
       );
+      await deploy('redirect', "export default () => ({ status: 302, headers: { Location: '/elsewhere' }, body: null });");
       await deploy('page', "export default () => ({ headers: { 'content-type': 'text/html' }, body: '<script>alert(1)</script>' });");
       await deploy('badvalue', "export default () => ({ headers: { 'x-bad': 'a\\u0001b' }, body: 1 });");
       await deploy('notmodified', "export default () => ({ status: 304, body: 'ignored' });");
@@ -244,6 +248,12 @@ await describeEngines(
       assert.notEqual(res.headers['access-control-allow-origin'], 'https://evil.example');
       assert.equal(res.headers['access-control-allow-credentials'], undefined);
       assert.equal(res.headers['x-content-type-options'], 'nosniff');
+      for (const h of ['strict-transport-security', 'clear-site-data', 'www-authenticate', 'refresh', 'location']) assert.equal(res.headers[h], undefined, h);
+      assert.match(String(res.headers['x-request-id']), /^[0-9a-f-]{36}$/);
+      assert.equal(res.headers['cache-control'], 'max-age=60');
+      res = await call('GET', 'redirect');
+      assert.equal(res.status, 302);
+      assert.equal(res.headers.location, '/elsewhere');
       res = await call('GET', 'page');
       assert.equal(res.headers['content-security-policy'], 'sandbox');
       assert.equal(res.headers['x-content-type-options'], 'nosniff');
