@@ -109,7 +109,7 @@ await describeEngines(
       assert.deepEqual(request.body, { hello: 'world' });
       assert.equal(request.headers['x-custom'], 'v');
       for (const h of ['authorization', 'x-user-token', 'cookie']) assert.ok(!(h in request.headers), h);
-      assert.deepEqual(auth, { id: alice.id, email: alice.email, role: null });
+      assert.deepEqual(auth, { id: alice.id, email: alice.email, role: null, email_verified: false });
       // anonymous, GET, no sub-path
       const anon = await call('GET', 'echo');
       assert.equal(anon.body.auth, null);
