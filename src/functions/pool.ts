@@ -1,10 +1,12 @@
 // Sandbox processes for edge functions. Each process runs one invocation at a time; at most `size`
-// run at once and the rest wait in line (up to `maxWaitMs`, then 503 `function_busy`). A process
+// run at once, at most `perProject` of one project, and the rest wait in line (gate.ts; up to the
+// function timeout, then 503 `function_busy`). A process
 // that dies (V8 abort, memory watchdog) or overruns its deadline is killed and replaced, and only
 // the invocation it was running fails.
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { AppError } from '../errors.ts';
+import { Gate } from './gate.ts';
 import { FunctionFailure, FunctionInvalid, type Bridge, type FailureCode, type FunctionRequest, type FunctionResponse, type SandboxLimits } from './sandbox.ts';
 import { RSS_EXIT_CODE, type FromWorker, type ToWorker } from './protocol.ts';
 
@@ -16,44 +18,14 @@ export const DB_CALLS_IN_FLIGHT = 8;
 export const DB_CALLS_TOTAL = 1000;
 export const DB_CALL_MAX_BYTES = 1024 * 1024;
 
-const callError = (status: number, code: string, message: string) => JSON.stringify({ error: { status, code, message, details: null } });
-
-/** At most `size` jobs at once; the rest wait up to `maxWaitMs`. */
-export class Gate {
-  private running = 0;
-  private readonly waiting: Array<() => void> = [];
-
-  constructor(
-    private readonly size: number,
-    private readonly maxWaitMs: number,
-  ) {}
-
-  async run<T>(job: () => Promise<T>): Promise<T> {
-    if (this.running >= this.size) await this.wait();
-    this.running++;
-    try {
-      return await job();
-    } finally {
-      this.running--;
-      this.waiting.shift()?.();
-    }
-  }
-
-  private wait(): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      const wake = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-      const timer = setTimeout(() => {
-        const i = this.waiting.indexOf(wake);
-        if (i >= 0) this.waiting.splice(i, 1);
-        reject(new AppError(503, 'function_busy', 'Too many functions are running; try again shortly.', null, null, { 'Retry-After': '1' }));
-      }, this.maxWaitMs);
-      this.waiting.push(wake);
-    });
-  }
+export interface PoolOptions {
+  /** sandbox processes, i.e. invocations running at once */
+  size: number;
+  /** invocations of one project running at once */
+  perProject: number;
 }
+
+const callError = (status: number, code: string, message: string) => JSON.stringify({ error: { status, code, message, details: null } });
 
 interface Job {
   id: number;
@@ -178,21 +150,21 @@ export class SandboxPool {
 
   constructor(
     private readonly limits: SandboxLimits,
-    size: number,
+    options: PoolOptions,
   ) {
-    this.gate = new Gate(size, limits.timeoutMs);
+    this.gate = new Gate(options.size, options.perProject, limits.timeoutMs);
   }
 
-  run(code: string, request: FunctionRequest, auth: unknown, bridge: Bridge): Promise<FunctionResponse> {
-    return this.submit({ type: 'run', id: 0, code, request, auth, limits: this.limits }, bridge) as Promise<FunctionResponse>;
+  run(projectId: string, code: string, request: FunctionRequest, auth: unknown, bridge: Bridge): Promise<FunctionResponse> {
+    return this.submit(projectId, { type: 'run', id: 0, code, request, auth, limits: this.limits }, bridge) as Promise<FunctionResponse>;
   }
 
-  async check(code: string): Promise<void> {
-    await this.submit({ type: 'check', id: 0, code, limits: this.limits }, null);
+  async check(projectId: string, code: string): Promise<void> {
+    await this.submit(projectId, { type: 'check', id: 0, code, limits: this.limits }, null);
   }
 
-  private submit(message: Exclude<ToWorker, { type: 'db-reply' }>, bridge: Bridge | null): Promise<unknown> {
-    return this.gate.run(async () => {
+  private submit(projectId: string, message: Exclude<ToWorker, { type: 'db-reply' }>, bridge: Bridge | null): Promise<unknown> {
+    return this.gate.run(projectId, async () => {
       if (this.closed) throw new AppError(503, 'function_busy', 'The service is shutting down.');
       const worker = this.idle.pop() ?? this.spawn();
       const id = ++this.nextId;

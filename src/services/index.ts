@@ -83,7 +83,12 @@ export function buildServices(engine: Engine, config: Config, clock: Clock, opts
     endUsers,
     policies,
     rows,
-    functions: new FunctionService(engine, clock, rows, new SandboxPool({ memoryMb: config.functions.memoryMb, timeoutMs: config.functions.timeoutMs }, config.functions.concurrency)),
+    functions: new FunctionService(
+      engine,
+      clock,
+      rows,
+      new SandboxPool({ memoryMb: config.functions.memoryMb, timeoutMs: config.functions.timeoutMs }, { size: config.functions.concurrency, perProject: config.functions.projectConcurrency }),
+    ),
     authSettings,
     emailTemplates,
     emailConfig,

@@ -286,22 +286,35 @@ await describeEngines(
   { FUNCTION_TIMEOUT_MS: '1000', FUNCTION_MEMORY_MB: '32' },
 );
 
-test('the invocation gate runs at most N at once, queues the rest, and answers 503 function_busy after the wait', async () => {
-  const { Gate } = await import('../../src/functions/pool.ts');
-  const gate = new Gate(2, 150);
-  let running = 0;
-  let peak = 0;
-  const job = (ms: number) => async () => {
-    running++;
-    peak = Math.max(peak, running);
-    await new Promise((r) => setTimeout(r, ms));
-    running--;
-    return ms;
-  };
-  assert.deepEqual(await Promise.all([gate.run(job(30)), gate.run(job(30)), gate.run(job(30)), gate.run(job(30))]), [30, 30, 30, 30]);
-  assert.equal(peak, 2);
-  const slow = [gate.run(job(400)), gate.run(job(400))];
-  await assert.rejects(gate.run(job(1)), (e: any) => e.status === 503 && e.code === 'function_busy' && e.headers['Retry-After'] === '1');
-  await Promise.all(slow);
-  assert.equal(await gate.run(job(1)), 1);
-});
+await describeEngines(
+  'edge functions: slots shared fairly between projects',
+  (ctx) => {
+    test("a project flooding with hanging invocations holds only its share of the slots: another project's invocations still run and answer 200", async () => {
+      const t = ctx();
+      const a = await setup(t);
+      const b = await setup(t);
+      assert.equal((await a.deploy('hang', 'export default () => new Promise(() => {});')).status, 201);
+      for (const p of [a, b]) assert.equal((await p.deploy('ok', 'export default () => ({ ok: true });')).status, 201);
+      // all four sandbox processes started beforehand: how long a start takes on a loaded machine is not the question here
+      const warm = await Promise.all([a.call('GET', 'ok'), a.call('GET', 'ok'), b.call('GET', 'ok'), b.call('GET', 'ok')]);
+      assert.deepEqual(warm.map((r) => r.status), [200, 200, 200, 200]);
+      let settled = 0;
+      const flood = Array.from({ length: 12 }, () =>
+        a.call('GET', 'hang').then((res) => {
+          settled++;
+          return res;
+        }),
+      );
+      const served = await Promise.all([b.call('GET', 'ok'), b.call('GET', 'ok')]);
+      for (const res of served) assert.deepEqual([res.status, res.body], [200, { ok: true }]);
+      assert.equal(settled, 0, "project b was served while every invocation of project a was still hanging");
+      for (const res of await Promise.all(flood)) {
+        const timedOut = res.status === 504 && res.body.code === 'function_timeout';
+        const refused = res.status === 503 && res.body.code === 'function_busy' && res.headers['retry-after'] === '1';
+        assert.ok(timedOut || refused, JSON.stringify([res.status, res.body]));
+      }
+    });
+  },
+  // 4 slots, so 2 per project (FUNCTION_PROJECT_CONCURRENCY's default, half)
+  { FUNCTION_TIMEOUT_MS: '5000', FUNCTION_MEMORY_MB: '32', FUNCTION_CONCURRENCY: '4' },
+);

@@ -8,12 +8,13 @@ import { SandboxPool } from '../../src/functions/pool.ts';
 import { FunctionFailure, FunctionInvalid } from '../../src/functions/sandbox.ts';
 
 const LIMITS = { memoryMb: 32, timeoutMs: 400 };
-const pool = new SandboxPool(LIMITS, 2);
+const OPTIONS = { size: 2, perProject: 2 };
+const pool = new SandboxPool(LIMITS, OPTIONS);
 after(() => pool.close());
 
 const request = { method: 'GET', path: '/', query: {}, headers: {}, body: null };
 const bridge = async (json: string) => JSON.stringify({ data: JSON.parse(json) });
-const run = (code: string) => pool.run(code, request, null, bridge);
+const run = (code: string) => pool.run('p', code, request, null, bridge);
 
 async function failsWith(p: Promise<unknown>, code: string): Promise<void> {
   await assert.rejects(p, (e: unknown) => e instanceof FunctionFailure && e.code === code);
@@ -44,9 +45,9 @@ for (const [what, code, expected] of FATAL) {
 }
 
 test('deploy-time checks run in a sandbox process too: a module body that aborts V8 or wedges is refused', async () => {
-  await assert.rejects(pool.check('const m = new Map(); for (let i = 0; i < 1e8; i++) m.set(i, i); export default () => 1;'), (e: unknown) => e instanceof FunctionFailure || e instanceof FunctionInvalid);
-  await assert.rejects(pool.check('throw new Proxy({}, { get() { for (;;) {} }, getPrototypeOf() { for (;;) {} } }); export default () => 1;'), (e: unknown) => e instanceof FunctionFailure || e instanceof FunctionInvalid);
-  await pool.check('export default () => 1;');
+  await assert.rejects(pool.check('p', 'const m = new Map(); for (let i = 0; i < 1e8; i++) m.set(i, i); export default () => 1;'), (e: unknown) => e instanceof FunctionFailure || e instanceof FunctionInvalid);
+  await assert.rejects(pool.check('p', 'throw new Proxy({}, { get() { for (;;) {} }, getPrototypeOf() { for (;;) {} } }); export default () => 1;'), (e: unknown) => e instanceof FunctionFailure || e instanceof FunctionInvalid);
+  await pool.check('p', 'export default () => 1;');
   await stillServes();
 });
 
@@ -56,10 +57,10 @@ test('concurrent invocations beyond the pool size wait their turn', async () => 
 });
 
 test('close kills every sandbox process and refuses new work', async () => {
-  const p = new SandboxPool(LIMITS, 2);
-  await p.run('export default () => 1;', request, null, bridge);
+  const p = new SandboxPool(LIMITS, OPTIONS);
+  await p.run('p', 'export default () => 1;', request, null, bridge);
   await p.close();
-  await assert.rejects(p.run('export default () => 1;', request, null, bridge), (e: any) => e.status === 503);
+  await assert.rejects(p.run('p', 'export default () => 1;', request, null, bridge), (e: any) => e.status === 503);
 });
 
 test('context.db calls are capped: at most 8 at once and 1000 in all per invocation', async () => {
@@ -67,14 +68,14 @@ test('context.db calls are capped: at most 8 at once and 1000 in all per invocat
     await new Promise((r) => setTimeout(r, 100));
     return '{"data":[]}';
   };
-  const burst = await pool.run(`export default async (r, { db }) => {
+  const burst = await pool.run('p', `export default async (r, { db }) => {
     const results = await Promise.allSettled(Array.from({ length: 20 }, () => db.select('t')));
     return results.map((x) => (x.status === 'fulfilled' ? 'ok' : x.reason.code));
   };`, request, null, slow);
   const codes = burst.body as string[];
   assert.equal(codes.filter((c) => c === 'ok').length, 8);
   assert.equal(codes.filter((c) => c === 'too_many_calls').length, 12);
-  const total = await pool.run(`export default async (r, { db }) => {
+  const total = await pool.run('p', `export default async (r, { db }) => {
     let n = 0;
     try { for (;;) { await db.select('t'); n++; } } catch (e) { return { n, code: e.code, status: e.status }; }
   };`, request, null, async () => '{"data":[]}');
@@ -83,7 +84,7 @@ test('context.db calls are capped: at most 8 at once and 1000 in all per invocat
 
 test('a context.db call larger than 1 MiB is refused without reaching the database', async () => {
   let reached = 0;
-  const res = await pool.run(`export default async (r, { db }) => {
+  const res = await pool.run('p', `export default async (r, { db }) => {
     try { await db.insert('t', { big: 'x'.repeat(1100000) }); return 'sent'; } catch (e) { return e.code; }
   };`, request, null, async () => {
     reached++;
@@ -94,7 +95,7 @@ test('a context.db call larger than 1 MiB is refused without reaching the databa
 });
 
 test('a bridge that fails on the host is a failed call inside the function, never a crash', async () => {
-  const res = await pool.run(`export default async (r, { db }) => { try { await db.select('t'); } catch (e) { return [e.code, e.status]; } };`, request, null, async () => {
+  const res = await pool.run('p', `export default async (r, { db }) => { try { await db.select('t'); } catch (e) { return [e.code, e.status]; } };`, request, null, async () => {
     throw new Error('schema "p_x" does not exist');
   });
   assert.deepEqual(res.body, ['internal_error', 500]);
@@ -112,18 +113,18 @@ test('un-awaited calls and a wedged throw: the killed process takes its late rep
     return '{"data":[]}';
   };
   const code = `export default (r, { db }) => { for (let i = 0; i < 20000; i++) db.select('t').catch(() => {}); throw new Proxy({}, { get() { for (;;) {} }, getPrototypeOf() { for (;;) {} } }); };`;
-  await assert.rejects(pool.run(code, request, null, slowBridge), (e: unknown) => e instanceof FunctionFailure);
+  await assert.rejects(pool.run('p', code, request, null, slowBridge), (e: unknown) => e instanceof FunctionFailure);
   await new Promise((r) => setTimeout(r, 200)); // late replies arrive after the kill
   await stillServes();
 });
 
 test('a sandbox process that dies before it is ready fails its invocation instead of hanging', { timeout: 15000 }, async () => {
-  const p = new SandboxPool(LIMITS, 1);
+  const p = new SandboxPool(LIMITS, { ...OPTIONS, size: 1 });
   try {
-    const pending = p.run('export default () => 1;', request, null, bridge);
+    const pending = p.run('p', 'export default () => 1;', request, null, bridge);
     for (const w of (p as unknown as { all: Set<{ kill(): void }> }).all) w.kill();
     await assert.rejects(pending, (e: unknown) => e instanceof FunctionFailure);
-    assert.equal((await p.run('export default () => 2;', request, null, bridge)).body, 2);
+    assert.equal((await p.run('p', 'export default () => 2;', request, null, bridge)).body, 2);
   } finally {
     await p.close();
   }
