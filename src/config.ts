@@ -31,6 +31,12 @@ export interface Config {
     concurrency: number;
     /** invocations of one project running at once (its fair share of `concurrency`) */
     projectConcurrency: number;
+    /** a sandbox process whose resident memory grew by more than this is replaced after its invocation */
+    recycleGrowthMb: number;
+    /** an idle sandbox process unused this long is stopped (one is kept) */
+    idleMs: number;
+    /** niceness the sandbox processes get on top of the service's own (capped at 19) */
+    niceness: number;
   };
   /** MASTER_KEY as given (parsed and checked by loadMasterKey) */
   masterKey: string | undefined;
@@ -101,6 +107,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       concurrency: functionConcurrency,
       // half the slots: a project flooding with hanging invocations leaves the other half to the rest
       projectConcurrency: int(env, 'FUNCTION_PROJECT_CONCURRENCY', Math.ceil(functionConcurrency / 2), 1, 256),
+      recycleGrowthMb: int(env, 'FUNCTION_RECYCLE_GROWTH_MB', 64, 1, 4096),
+      idleMs: int(env, 'FUNCTION_IDLE_MS', 60000, 100, 86400000),
+      niceness: int(env, 'FUNCTION_NICENESS', 10, 0, 19),
     }),
     masterKey: env.MASTER_KEY,
   });

@@ -87,7 +87,16 @@ export function buildServices(engine: Engine, config: Config, clock: Clock, opts
       engine,
       clock,
       rows,
-      new SandboxPool({ memoryMb: config.functions.memoryMb, timeoutMs: config.functions.timeoutMs }, { size: config.functions.concurrency, perProject: config.functions.projectConcurrency }),
+      new SandboxPool(
+        { memoryMb: config.functions.memoryMb, timeoutMs: config.functions.timeoutMs },
+        {
+          size: config.functions.concurrency,
+          perProject: config.functions.projectConcurrency,
+          recycleGrowthMb: config.functions.recycleGrowthMb,
+          idleMs: config.functions.idleMs,
+          niceness: config.functions.niceness,
+        },
+      ),
     ),
     authSettings,
     emailTemplates,

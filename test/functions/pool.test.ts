@@ -8,7 +8,7 @@ import { SandboxPool } from '../../src/functions/pool.ts';
 import { FunctionFailure, FunctionInvalid } from '../../src/functions/sandbox.ts';
 
 const LIMITS = { memoryMb: 32, timeoutMs: 400 };
-const OPTIONS = { size: 2, perProject: 2 };
+const OPTIONS = { size: 2, perProject: 2, recycleGrowthMb: 64, idleMs: 60000, niceness: 10 };
 const pool = new SandboxPool(LIMITS, OPTIONS);
 after(() => pool.close());
 
