@@ -283,7 +283,9 @@ await describeEngines(
       assert.equal(({} as any).polluted, undefined);
     });
   },
-  { FUNCTION_TIMEOUT_MS: '1000', FUNCTION_MEMORY_MB: '32' },
+  // long enough for a memory hog to hit its heap limit first on a loaded machine, where sandboxes
+  // run at a lower CPU priority than the rest of it
+  { FUNCTION_TIMEOUT_MS: '3000', FUNCTION_MEMORY_MB: '32' },
 );
 
 await describeEngines(
