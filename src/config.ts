@@ -46,7 +46,19 @@ export interface Config {
     /** SMTP_CA_FILE: extra CA certificates (PEM path) trusted for SMTP TLS, e.g. a private relay's CA */
     caFile: string | null;
   };
-  functions: { memoryMb: number; timeoutMs: number; concurrency: number };
+  functions: {
+    memoryMb: number;
+    timeoutMs: number;
+    concurrency: number;
+    /** invocations of one project running at once (its fair share of `concurrency`) */
+    projectConcurrency: number;
+    /** a sandbox process whose resident memory grew by more than this is replaced after its invocation */
+    recycleGrowthMb: number;
+    /** an idle sandbox process unused this long is stopped (one is kept) */
+    idleMs: number;
+    /** niceness the sandbox processes get on top of the service's own (capped at 19) */
+    niceness: number;
+  };
   /** MASTER_KEY as given (parsed and checked by loadMasterKey) */
   masterKey: string | undefined;
 }
@@ -100,6 +112,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) throw new Error('DATABASE_URL must be a postgres:// URL');
   const port = int(env, 'PORT', 3000, 0, 65535);
   const statementTimeoutMs = int(env, 'STATEMENT_TIMEOUT_MS', 30000, 0, 3600000);
+  const functionConcurrency = int(env, 'FUNCTION_CONCURRENCY', 8, 1, 256);
   return Object.freeze({
     port,
     host: env.HOST ?? '0.0.0.0',
@@ -130,7 +143,16 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       timeoutMs: int(env, 'EMAIL_TIMEOUT_MS', 10000, 100, 120000),
       caFile: env.SMTP_CA_FILE && env.SMTP_CA_FILE.length > 0 ? env.SMTP_CA_FILE : null,
     }),
-    functions: Object.freeze({ memoryMb: int(env, 'FUNCTION_MEMORY_MB', 64, 8, 1024), timeoutMs: int(env, 'FUNCTION_TIMEOUT_MS', 5000, 10, 60000), concurrency: int(env, 'FUNCTION_CONCURRENCY', 8, 1, 256) }),
+    functions: Object.freeze({
+      memoryMb: int(env, 'FUNCTION_MEMORY_MB', 64, 8, 1024),
+      timeoutMs: int(env, 'FUNCTION_TIMEOUT_MS', 5000, 10, 60000),
+      concurrency: functionConcurrency,
+      // half the slots: a project flooding with hanging invocations leaves the other half to the rest
+      projectConcurrency: int(env, 'FUNCTION_PROJECT_CONCURRENCY', Math.ceil(functionConcurrency / 2), 1, 256),
+      recycleGrowthMb: int(env, 'FUNCTION_RECYCLE_GROWTH_MB', 64, 1, 4096),
+      idleMs: int(env, 'FUNCTION_IDLE_MS', 60000, 100, 86400000),
+      niceness: int(env, 'FUNCTION_NICENESS', 10, 0, 19),
+    }),
     masterKey: env.MASTER_KEY,
   });
 }

@@ -1,10 +1,16 @@
 // Sandbox processes for edge functions. Each process runs one invocation at a time; at most `size`
-// run at once and the rest wait in line (up to `maxWaitMs`, then 503 `function_busy`). A process
-// that dies (V8 abort, memory watchdog) or overruns its deadline is killed and replaced, and only
-// the invocation it was running fails.
+// run at once, at most `perProject` of one project, and the rest wait in line (gate.ts; up to the
+// function timeout, then 503 `function_busy`). A process that dies (V8 abort, memory watchdog) or
+// overruns its deadline is killed and replaced, and only the invocation it was running fails.
+// Processes are started on demand with an empty environment and a lower CPU priority than the
+// service; a process that kept the memory an invocation grew is retired after it, and idle ones
+// beyond a warm one are stopped after `idleMs`.
 import { fork, type ChildProcess } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { getPriority, setPriority } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { AppError } from '../errors.ts';
+import { Gate } from './gate.ts';
 import { FunctionFailure, FunctionInvalid, type Bridge, type FailureCode, type FunctionRequest, type FunctionResponse, type SandboxLimits } from './sandbox.ts';
 import { RSS_EXIT_CODE, type FromWorker, type ToWorker } from './protocol.ts';
 
@@ -16,42 +22,39 @@ export const DB_CALLS_IN_FLIGHT = 8;
 export const DB_CALLS_TOTAL = 1000;
 export const DB_CALL_MAX_BYTES = 1024 * 1024;
 
+export interface PoolOptions {
+  /** sandbox processes, i.e. invocations running at once */
+  size: number;
+  /** invocations of one project running at once */
+  perProject: number;
+  /** a process whose resident memory grew by more than this since it started is retired after its job */
+  recycleGrowthMb: number;
+  /** an idle process unused this long is stopped (one is kept warm) */
+  idleMs: number;
+  /** niceness added to the service's own for the sandbox processes (the result is at most 19) */
+  niceness: number;
+}
+
 const callError = (status: number, code: string, message: string) => JSON.stringify({ error: { status, code, message, details: null } });
 
-/** At most `size` jobs at once; the rest wait up to `maxWaitMs`. */
-export class Gate {
-  private running = 0;
-  private readonly waiting: Array<() => void> = [];
-
-  constructor(
-    private readonly size: number,
-    private readonly maxWaitMs: number,
-  ) {}
-
-  async run<T>(job: () => Promise<T>): Promise<T> {
-    if (this.running >= this.size) await this.wait();
-    this.running++;
-    try {
-      return await job();
-    } finally {
-      this.running--;
-      this.waiting.shift()?.();
-    }
+/**
+ * Sets every thread of the process to `niceness`. Linux priority is per thread and a new thread
+ * inherits its creator's, so the main thread is lowered right after the fork (the threads it starts
+ * later follow) and, once the process is ready, any thread started before that too.
+ */
+function lowerPriority(pid: number, niceness: number): void {
+  let threads: string[] = [];
+  try {
+    threads = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    // no /proc (not Linux): setPriority applies to the whole process
   }
-
-  private wait(): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      const wake = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-      const timer = setTimeout(() => {
-        const i = this.waiting.indexOf(wake);
-        if (i >= 0) this.waiting.splice(i, 1);
-        reject(new AppError(503, 'function_busy', 'Too many functions are running; try again shortly.', null, null, { 'Retry-After': '1' }));
-      }, this.maxWaitMs);
-      this.waiting.push(wake);
-    });
+  for (const id of new Set([String(pid), ...threads])) {
+    try {
+      setPriority(Number(id), niceness);
+    } catch {
+      // the thread or the process has ended
+    }
   }
 }
 
@@ -70,12 +73,22 @@ class Worker {
   private readonly ready: Promise<void>;
   job: Job | null = null;
   dead = false;
+  idleTimer: NodeJS.Timeout | undefined;
   private memoryExceeded = false;
+  private startRss = 0;
+  private rss = 0;
 
-  constructor(onExit: (w: Worker) => void) {
-    this.proc = fork(WORKER, [], { execArgv: ['--no-node-snapshot', '--import', 'tsx'], serialization: 'advanced', stdio: ['ignore', 'ignore', 'ignore', 'ipc'] });
+  constructor(niceness: number, onExit: (w: Worker) => void) {
+    // env: the service's secrets (MASTER_KEY, DATABASE_URL) stay with the service; fork adds only
+    // what the IPC channel needs (NODE_CHANNEL_FD, NODE_CHANNEL_SERIALIZATION_MODE)
+    this.proc = fork(WORKER, [], { execArgv: ['--no-node-snapshot', '--import', 'tsx'], serialization: 'advanced', stdio: ['ignore', 'ignore', 'ignore', 'ipc'], env: {} });
+    if (this.proc.pid !== undefined) lowerPriority(this.proc.pid, niceness);
     this.ready = new Promise<void>((resolve, reject) => {
-      this.proc.once('message', () => resolve());
+      this.proc.once('message', (m: FromWorker) => {
+        if (m.type === 'ready') this.startRss = this.rss = m.rss;
+        lowerPriority(this.proc.pid!, niceness);
+        resolve();
+      });
       this.proc.once('exit', () => reject(new FunctionFailure('function_error', 'The sandbox process could not start.')));
     });
     this.ready.catch(() => undefined);
@@ -129,6 +142,11 @@ class Worker {
     if (!this.dead) this.proc.kill('SIGKILL');
   }
 
+  /** how much the process's resident memory grew since it was ready, as of its last job */
+  grownBytes(): number {
+    return this.rss - this.startRss;
+  }
+
   private onMessage(m: FromWorker): void {
     if (m.type === 'memory_exceeded') {
       this.memoryExceeded = true;
@@ -157,6 +175,7 @@ class Worker {
       return;
     }
     this.job = null;
+    this.rss = m.rss;
     if (m.ok) job.resolve(m.response);
     else if (m.failure.kind === 'invalid') job.reject(new FunctionInvalid(m.failure.message));
     else job.reject(new FunctionFailure(m.failure.code as FailureCode, m.failure.message, m.failure.detail ?? null));
@@ -170,42 +189,73 @@ function exitFailure(code: number | null, signal: NodeJS.Signals | null): Functi
 }
 
 export class SandboxPool {
+  /** most recently used last: busy times reuse the warm end, the cold end ages into reaping */
   private readonly idle: Worker[] = [];
   private readonly all = new Set<Worker>();
   private readonly gate: Gate;
+  // CPU-bound functions get what the service leaves rather than what it needs
+  private readonly niceness: number;
   private nextId = 0;
   private closed = false;
 
   constructor(
     private readonly limits: SandboxLimits,
-    size: number,
+    private readonly options: PoolOptions,
   ) {
-    this.gate = new Gate(size, limits.timeoutMs);
+    this.gate = new Gate(options.size, options.perProject, limits.timeoutMs);
+    this.niceness = Math.min(19, getPriority() + options.niceness);
   }
 
-  run(code: string, request: FunctionRequest, auth: unknown, bridge: Bridge): Promise<FunctionResponse> {
-    return this.submit({ type: 'run', id: 0, code, request, auth, limits: this.limits }, bridge) as Promise<FunctionResponse>;
+  run(projectId: string, code: string, request: FunctionRequest, auth: unknown, bridge: Bridge): Promise<FunctionResponse> {
+    return this.submit(projectId, { type: 'run', id: 0, code, request, auth, limits: this.limits }, bridge) as Promise<FunctionResponse>;
   }
 
-  async check(code: string): Promise<void> {
-    await this.submit({ type: 'check', id: 0, code, limits: this.limits }, null);
+  async check(projectId: string, code: string): Promise<void> {
+    await this.submit(projectId, { type: 'check', id: 0, code, limits: this.limits }, null);
   }
 
-  private submit(message: Exclude<ToWorker, { type: 'db-reply' }>, bridge: Bridge | null): Promise<unknown> {
-    return this.gate.run(async () => {
+  private submit(projectId: string, message: Exclude<ToWorker, { type: 'db-reply' }>, bridge: Bridge | null): Promise<unknown> {
+    return this.gate.run(projectId, async () => {
       if (this.closed) throw new AppError(503, 'function_busy', 'The service is shutting down.');
-      const worker = this.idle.pop() ?? this.spawn();
+      const worker = this.take();
       const id = ++this.nextId;
       try {
         return await worker.run({ id, message: { ...message, id }, bridge, resolve: () => undefined, reject: () => undefined }, this.limits.timeoutMs + KILL_GRACE_MS);
       } finally {
-        if (!worker.dead && !this.closed) this.idle.push(worker);
+        this.release(worker);
       }
     });
   }
 
+  private take(): Worker {
+    const w = this.idle.pop();
+    if (!w) return this.spawn();
+    clearTimeout(w.idleTimer);
+    return w;
+  }
+
+  private release(w: Worker): void {
+    if (w.dead || this.closed) return;
+    // what a process keeps after an invocation (its own heap grown by large context.db calls and
+    // responses, allocator arenas) is only given back by ending it; the next invocation that finds
+    // no idle process starts a fresh one
+    if (w.grownBytes() > this.options.recycleGrowthMb * 1024 * 1024) return w.kill();
+    this.idle.push(w);
+    w.idleTimer = setTimeout(() => this.reap(w), this.options.idleMs).unref();
+  }
+
+  private reap(w: Worker): void {
+    const i = this.idle.indexOf(w);
+    // one process stays warm, so that a quiet service's next invocation does not wait for a start
+    if (i < 0 || this.idle.length <= 1) return;
+    // out of the idle list before the kill, so that no job is handed to a dying process
+    this.idle.splice(i, 1);
+    w.kill();
+  }
+
   private spawn(): Worker {
-    const w = new Worker((dead) => {
+    const w = new Worker(this.niceness, (dead) => {
+      clearTimeout(dead.idleTimer);
       this.all.delete(dead);
       const i = this.idle.indexOf(dead);
       if (i >= 0) this.idle.splice(i, 1);

@@ -104,9 +104,21 @@ const PRELUDE = `(() => {
   });
 })();`;
 
-// hop-by-hop headers belong to the connection; cookies and CORS belong to the service's origin,
-// which every project shares, so no project may set them
-const DROPPED = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'content-length', 'te', 'trailer', 'proxy-authenticate', 'proxy-authorization', 'set-cookie', 'set-cookie2']);
+// Every project serves from the service's one origin, so a function may only describe its own
+// response: its content and how it may be cached. Anything else (cookies, CORS, HSTS,
+// Clear-Site-Data, authentication challenges, Refresh, hop-by-hop headers, ...) would act on the
+// origin, the connection or other projects, and is dropped. Content-Encoding is not allowed either:
+// a body is text the service encodes itself, never compressed, so the header could only mislabel it.
+const ALLOWED_HEADERS = new Set(['content-type', 'content-language', 'content-disposition', 'cache-control', 'etag', 'last-modified', 'expires', 'vary']);
+// custom x- headers are the function's own, except those the service sets (the request id, nosniff)
+// and those a reverse proxy in front of it obeys (X-Accel-Redirect, X-Sendfile: serve a file or an
+// internal location)
+const RESERVED_X_HEADER = /^x-(request-id|content-type-options|sendfile|lighttpd-send-file|accel-.*)$/;
+
+function allowedHeader(name: string, status: number): boolean {
+  if (name === 'location') return status >= 300 && status <= 399;
+  return ALLOWED_HEADERS.has(name) || (name.startsWith('x-') && !RESERVED_X_HEADER.test(name));
+}
 const HEADER_VALUE_RE = /^[\t\x20-\x7e\x80-\xff]*$/;
 const TOKEN_RE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/;
 
@@ -129,7 +141,7 @@ export function shapeResponse(value: unknown): FunctionResponse {
     for (const [name, val] of Object.entries(v.headers)) {
       if (!TOKEN_RE.test(name) || typeof val !== 'string' || !HEADER_VALUE_RE.test(val) || val.length > 8192) throw invalidResponse(`header '${name.slice(0, 100)}' is not a valid header`);
       const lower = name.toLowerCase();
-      if (!DROPPED.has(lower) && !lower.startsWith('access-control-')) headers[lower] = val;
+      if (allowedHeader(lower, status)) headers[lower] = val;
     }
   }
   return { status, headers, body: v.body };

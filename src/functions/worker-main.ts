@@ -35,7 +35,7 @@ async function handle(m: Exclude<ToWorker, { type: 'db-reply' }>): Promise<void>
   try {
     if (m.type === 'check') {
       await checkFunctionCode(m.code, m.limits);
-      send({ type: 'done', id: m.id, ok: true });
+      send({ type: 'done', id: m.id, rss: process.memoryUsage.rss(), ok: true });
       return;
     }
     const bridge = (json: string) =>
@@ -45,7 +45,7 @@ async function handle(m: Exclude<ToWorker, { type: 'db-reply' }>): Promise<void>
         send({ type: 'db', id: m.id, callId, json });
       });
     const response = await runFunction(m.code, m.request, m.auth, bridge, m.limits);
-    send({ type: 'done', id: m.id, ok: true, response });
+    send({ type: 'done', id: m.id, rss: process.memoryUsage.rss(), ok: true, response });
   } catch (err) {
     report(m.id, err);
   } finally {
@@ -55,9 +55,10 @@ async function handle(m: Exclude<ToWorker, { type: 'db-reply' }>): Promise<void>
 }
 
 function report(id: number, err: unknown): void {
-  if (err instanceof FunctionFailure) send({ type: 'done', id, ok: false, failure: { kind: 'failure', code: err.code, message: err.message, detail: err.detail } });
-  else if (err instanceof FunctionInvalid) send({ type: 'done', id, ok: false, failure: { kind: 'invalid', message: err.message } });
-  else send({ type: 'done', id, ok: false, failure: { kind: 'failure', code: 'function_error', message: 'The function failed.', detail: String((err as Error)?.message ?? err).slice(0, 500) } });
+  const rss = process.memoryUsage.rss();
+  if (err instanceof FunctionFailure) send({ type: 'done', id, rss, ok: false, failure: { kind: 'failure', code: err.code, message: err.message, detail: err.detail } });
+  else if (err instanceof FunctionInvalid) send({ type: 'done', id, rss, ok: false, failure: { kind: 'invalid', message: err.message } });
+  else send({ type: 'done', id, rss, ok: false, failure: { kind: 'failure', code: 'function_error', message: 'The function failed.', detail: String((err as Error)?.message ?? err).slice(0, 500) } });
 }
 
-send({ type: 'ready' });
+send({ type: 'ready', rss: baseline });

@@ -81,7 +81,7 @@ export class FunctionService {
     if (Buffer.byteLength(code) > CODE_MAX_BYTES) throw invalid('code', 'too_long', `The code must be at most ${CODE_MAX_BYTES} bytes.`);
     if (code.trim() === '') throw invalid('code', 'empty', 'The code must not be empty.');
     try {
-      await this.pool.check(code);
+      await this.pool.check(projectId, code);
     } catch (err) {
       if (err instanceof FunctionInvalid) throw new AppError(422, 'invalid_function', err.message.slice(0, 1000), { field: 'code', reason: 'invalid_function' });
       if (err instanceof FunctionFailure) throw new AppError(422, 'invalid_function', `The module failed while loading: ${err.message}`, { field: 'code', reason: err.code });
@@ -110,7 +110,7 @@ export class FunctionService {
     const caller: KeyCaller = { keyId: key.keyId, permissions: TABLE_PERMISSIONS };
     const bridge = async (json: string): Promise<string> => JSON.stringify(await this.dbCall(projectId, caller, auth, json));
     try {
-      return await this.pool.run(fn.code, request, auth, bridge);
+      return await this.pool.run(projectId, fn.code, request, auth, bridge);
     } catch (err) {
       if (err instanceof FunctionFailure) {
         const status = err.code === 'function_timeout' ? 504 : 500;

@@ -83,7 +83,21 @@ export function buildServices(engine: Engine, config: Config, clock: Clock, opts
     endUsers,
     policies,
     rows,
-    functions: new FunctionService(engine, clock, rows, new SandboxPool({ memoryMb: config.functions.memoryMb, timeoutMs: config.functions.timeoutMs }, config.functions.concurrency)),
+    functions: new FunctionService(
+      engine,
+      clock,
+      rows,
+      new SandboxPool(
+        { memoryMb: config.functions.memoryMb, timeoutMs: config.functions.timeoutMs },
+        {
+          size: config.functions.concurrency,
+          perProject: config.functions.projectConcurrency,
+          recycleGrowthMb: config.functions.recycleGrowthMb,
+          idleMs: config.functions.idleMs,
+          niceness: config.functions.niceness,
+        },
+      ),
+    ),
     authSettings,
     emailTemplates,
     emailConfig,

@@ -333,6 +333,53 @@ test('shapeResponse: direct calls', () => {
   assert.throws(() => shapeResponse({ headers: { a: 1 }, body: 1 }), (e: unknown) => e instanceof FunctionFailure && e.code === 'function_invalid_response');
 });
 
+describe('response headers: an allowlist, because every project shares the service\'s origin', () => {
+  const kept = (status: number, headers: Record<string, string>) => shapeResponse({ status, headers, body: null }).headers;
+  test('content headers are kept', () => {
+    const h = { 'Content-Type': 'text/csv', 'Content-Language': 'de', 'Content-Disposition': 'attachment; filename="a.csv"' };
+    assert.deepEqual(kept(200, h), { 'content-type': 'text/csv', 'content-language': 'de', 'content-disposition': 'attachment; filename="a.csv"' });
+  });
+  test('Content-Encoding is dropped: the body is text the service encodes, never compressed', () => {
+    assert.deepEqual(kept(200, { 'Content-Encoding': 'gzip' }), {});
+  });
+  test('cache headers are kept', () => {
+    const h = { 'Cache-Control': 'public, max-age=60', ETag: '"v1"', 'Last-Modified': 'Mon, 23 Nov 2026 07:00:00 GMT', Expires: 'Mon, 23 Nov 2026 08:00:00 GMT', Vary: 'Accept-Language' };
+    assert.deepEqual(kept(200, h), { 'cache-control': 'public, max-age=60', etag: '"v1"', 'last-modified': 'Mon, 23 Nov 2026 07:00:00 GMT', expires: 'Mon, 23 Nov 2026 08:00:00 GMT', vary: 'Accept-Language' });
+  });
+  test('Location is kept on a 3xx only', () => {
+    for (const status of [300, 301, 302, 303, 307, 308, 399]) assert.deepEqual(kept(status, { Location: 'https://example.com/next' }), { location: 'https://example.com/next' }, String(status));
+    for (const status of [200, 201, 204, 400, 404, 500]) assert.deepEqual(kept(status, { Location: 'https://example.com/next' }), {}, String(status));
+  });
+  test("custom x- headers are kept, except the service's own and those a reverse proxy obeys", () => {
+    assert.deepEqual(kept(200, { 'X-Trace': 't1', 'x-ratelimit-remaining': '9', 'X-Frame-Options': 'DENY' }), { 'x-trace': 't1', 'x-ratelimit-remaining': '9', 'x-frame-options': 'DENY' });
+    const reserved = { 'X-Request-Id': 'forged', 'X-Content-Type-Options': 'none', 'X-Accel-Redirect': '/internal/secrets', 'X-Accel-Buffering': 'no', 'X-Sendfile': '/etc/passwd', 'X-Lighttpd-Send-File': '/etc/passwd' };
+    assert.deepEqual(kept(200, reserved), {});
+  });
+  test('headers that act on the origin, the connection or the client are dropped', () => {
+    const origin = {
+      'Strict-Transport-Security': 'max-age=0',
+      'Clear-Site-Data': '"*"',
+      'WWW-Authenticate': 'Basic realm="login"',
+      Refresh: '0; url=https://evil.example',
+      'Set-Cookie': 'sid=1',
+      'Access-Control-Allow-Origin': 'https://evil.example',
+      'Content-Security-Policy': "default-src *",
+      'Permissions-Policy': 'camera=*',
+      'Cross-Origin-Resource-Policy': 'cross-origin',
+      Link: '</x.js>; rel=preload',
+      Server: 'evil',
+      'Retry-After': '5',
+      Connection: 'close',
+      'Content-Length': '1',
+      'Alt-Svc': 'h2=":443"',
+    };
+    assert.deepEqual(kept(200, origin), {});
+  });
+  test('a dropped header must still be a valid header', () => {
+    assert.throws(() => kept(200, { Refresh: 'a\r\nb' }), (e: unknown) => e instanceof FunctionFailure && e.code === 'function_invalid_response');
+  });
+});
+
 test('shapeResponse: a "__proto__" header neither pollutes nor replaces the headers prototype', () => {
   const value = JSON.parse('{"body":1,"headers":{"__proto__":"x","constructor":"c","X-A":"1"}}');
   const r = shapeResponse(value);
