@@ -89,7 +89,8 @@ if (engines.includes('postgres')) {
       db = await createTestDatabase();
       const url = new URL(db.url);
       url.password = PASSWORD;
-      server = await startServer({ DATABASE_URL: url.toString(), PG_POOL_SIZE: '10' });
+      // six requests of one project wait on one lock together: its share must hold them all
+      server = await startServer({ DATABASE_URL: url.toString(), PG_POOL_SIZE: '10', PROJECT_CONCURRENCY: '8' });
       const owner = (await call('POST', '/auth/register', { body: { name: 'o', email: 'loss@example.com', password: 'password 123' } })).body.token;
       pid = (await call('POST', '/projects', { token: owner, body: { name: 'p' } })).body.id;
       assert.equal((await call('POST', `/projects/${pid}/tables`, { token: owner, body: { name: 'notes', columns: [{ name: 'body', type: 'text' }] } })).status, 201);

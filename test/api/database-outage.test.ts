@@ -103,9 +103,10 @@ if (engines.includes('postgres')) {
         STATEMENT_TIMEOUT_MS: String(STATEMENT_TIMEOUT_MS),
         PG_CONNECT_TIMEOUT_MS: String(CONNECT_TIMEOUT_MS),
         PG_QUERY_TIMEOUT_MS: String(QUERY_TIMEOUT_MS),
-        PG_POOL_SIZE: '4',
+        PG_POOL_SIZE: '6',
+        PROJECT_CONCURRENCY: '3', // the three requests of the reset scenario wait on one lock together
       });
-      engine = await openEngine({ databaseUrl: config.databaseUrl, dataDir: '', statementTimeoutMs: config.statementTimeoutMs, postgres: config.postgres });
+      engine = await openEngine({ databaseUrl: config.databaseUrl, dataDir: '', statementTimeoutMs: config.statementTimeoutMs, projectConcurrency: config.projectConcurrency, postgres: config.postgres });
       const services = buildServices(engine, config, new TestClock(), { log: { warn: () => undefined }, secrets: new SecretBox(randomBytes(32)) });
       app = await buildApp({ config, engine, services });
       const owner = (await req('POST', '/auth/register', { body: { name: 'o', email: 'outage@example.com', password: 'password 123' } })).body.token;
