@@ -6,8 +6,11 @@ import { buildServices } from '../src/services/index.ts';
 import { systemClock } from '../src/lib/clock.ts';
 import { SecretBox } from '../src/lib/secret-box.ts';
 import { randomBytes } from 'node:crypto';
-import { openTestEngine } from '../test/support/app.ts';
-import { pgAvailable, type EngineName } from '../test/support/postgres.ts';
+import { engineOptions, openEngine } from '../src/storage/open-engine.ts';
+import { createTestDatabase, pgAvailable, type EngineName } from '../test/support/postgres.ts';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { load, printTable, type LoadResult } from './load.ts';
 import { scenarios } from './scenarios.ts';
 
@@ -24,9 +27,16 @@ for (const e of wanted) {
 
 const rows: (LoadResult & { engine: string })[] = [];
 for (const kind of engines) {
-  const { engine, cleanup, dataDir, databaseUrl } = await openTestEngine(kind);
-  // Production password hashing parameters: login figures include real argon2id cost.
-  const config = loadConfig({ LOG_LEVEL: 'silent', DATA_DIR: dataDir, ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) });
+  // A throw-away database, and otherwise the production defaults (pool size, workers, shares, real
+  // argon2id cost: login figures include it), opened as main.ts opens them.
+  const dataDir = mkdtempSync(join(tmpdir(), 'bp-bench-'));
+  const pgDb = kind === 'postgres' ? await createTestDatabase() : null;
+  const cleanup = async () => {
+    rmSync(dataDir, { recursive: true, force: true });
+    await pgDb?.drop();
+  };
+  const config = loadConfig({ LOG_LEVEL: 'silent', DATA_DIR: dataDir, ...(pgDb ? { DATABASE_URL: pgDb.url } : {}) });
+  const engine = await openEngine(engineOptions(config));
   const app = await buildApp({ config, engine, services: buildServices(engine, config, systemClock, { secrets: new SecretBox(randomBytes(32)) }) });
   const address = await app.listen({ port: 0, host: '127.0.0.1' });
   try {

@@ -1,6 +1,6 @@
 // Composition root: the only file that reads process.env.
 import { loadConfig } from './config.ts';
-import { openEngine } from './storage/open-engine.ts';
+import { engineOptions, openEngine } from './storage/open-engine.ts';
 import { buildServices } from './services/index.ts';
 import { buildApp } from './app.ts';
 import { systemClock } from './lib/clock.ts';
@@ -56,14 +56,7 @@ async function start() {
     loadMasterKey({ env: config.masterKey, engine: config.databaseUrl ? 'postgres' : 'sqlite', dataDir: config.dataDir, warn }),
   );
   const engine = await step(`cannot open the database (${databaseTarget(config.databaseUrl, config.dataDir)}): `, () =>
-    openEngine({
-      databaseUrl: config.databaseUrl,
-      dataDir: config.dataDir,
-      statementTimeoutMs: config.statementTimeoutMs,
-      projectConcurrency: config.projectConcurrency,
-      postgres: config.postgres,
-      sqliteWorkers: config.sqliteWorkers,
-    }),
+    openEngine(engineOptions(config)),
   );
   const services = buildServices(engine, config, systemClock, {
     secrets: new SecretBox(master.key),

@@ -1,6 +1,21 @@
 import type { Engine } from './engine.ts';
+import type { Config } from '../config.ts';
 import { SqliteEngine, type SqliteEngineOptions } from './sqlite/sqlite-engine.ts';
 import { PostgresEngine, type PostgresOptions } from './postgres/postgres-engine.ts';
+
+export type EngineOptions = Parameters<typeof openEngine>[0];
+
+/** The engine options a validated configuration sets (main.ts and the benchmark open engines alike). */
+export function engineOptions(config: Config): EngineOptions {
+  return {
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    statementTimeoutMs: config.statementTimeoutMs,
+    projectConcurrency: config.projectConcurrency,
+    postgres: config.postgres,
+    sqliteWorkers: config.sqliteWorkers,
+  };
+}
 
 export async function openEngine(opts: {
   databaseUrl: string | null;

@@ -8,7 +8,7 @@ import pg from 'pg';
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig } from '../../src/config.ts';
-import { openEngine } from '../../src/storage/open-engine.ts';
+import { engineOptions, openEngine } from '../../src/storage/open-engine.ts';
 import { buildServices } from '../../src/services/index.ts';
 import { buildApp } from '../../src/app.ts';
 import { SecretBox } from '../../src/lib/secret-box.ts';
@@ -106,7 +106,7 @@ if (engines.includes('postgres')) {
         PG_POOL_SIZE: '6',
         PROJECT_CONCURRENCY: '3', // the three requests of the reset scenario wait on one lock together
       });
-      engine = await openEngine({ databaseUrl: config.databaseUrl, dataDir: '', statementTimeoutMs: config.statementTimeoutMs, projectConcurrency: config.projectConcurrency, postgres: config.postgres });
+      engine = await openEngine(engineOptions(config));
       const services = buildServices(engine, config, new TestClock(), { log: { warn: () => undefined }, secrets: new SecretBox(randomBytes(32)) });
       app = await buildApp({ config, engine, services });
       const owner = (await req('POST', '/auth/register', { body: { name: 'o', email: 'outage@example.com', password: 'password 123' } })).body.token;
