@@ -101,9 +101,9 @@ function likeSegments(pattern: string): Segment[] {
 }
 
 /** SQLite calls bp_like once per row with the same pattern: the last one is kept compiled */
-let compiled = { pattern: '', segments: likeSegments('') };
-function segmentsOf(pattern: string): Segment[] {
-  if (compiled.pattern !== pattern) compiled = { pattern, segments: likeSegments(pattern.toLowerCase()) };
+let compiled = { pattern: '', fold: false, segments: likeSegments('') };
+function segmentsOf(pattern: string, fold: boolean): Segment[] {
+  if (compiled.pattern !== pattern || compiled.fold !== fold) compiled = { pattern, fold, segments: likeSegments(fold ? pattern.toLowerCase() : pattern) };
   return compiled.segments;
 }
 
@@ -141,14 +141,15 @@ function find(v: Int32Array, seg: Segment, from: number, to: number): number {
 }
 
 /**
- * LIKE on lower-cased operands: % any run, _ one character, \ escapes; a trailing lone \ is literal.
+ * LIKE (on lower-cased operands unless `fold` is false): % any run, _ one character, \ escapes; a
+ * trailing lone \ is literal.
  * The first segment must match at the start, the last at the end, and each one between at its
  * leftmost place after the previous one (taking the leftmost match never loses a match that a later
  * one would allow). Cost: O(|value| * ceil(|pattern| / 32)), linear for a bounded pattern.
  */
-export function like(value: string, pattern: string): boolean {
-  const segs = segmentsOf(pattern);
-  const v = codePoints(value.toLowerCase());
+export function like(value: string, pattern: string, fold = true): boolean {
+  const segs = segmentsOf(pattern, fold);
+  const v = codePoints(fold ? value.toLowerCase() : value);
   const first = segs[0]!;
   const last = segs[segs.length - 1]!;
   if (segs.length === 1) return v.length === first.items.length && matchesAt(v, 0, first);
@@ -287,7 +288,8 @@ export function registerSqliteFunctions(db: Database.Database): void {
   fn('bp_lower', (s) => (s === null ? null : String(s).toLowerCase()));
   fn('bp_upper', (s) => (s === null ? null : String(s).toUpperCase()));
   // a pattern beyond the shared bound matches nothing (NULL), as the PostgreSQL policy compiler's guard
-  fn('bp_like', (v, p) => (anyNull(v, p) || charLength(String(p)) > LIKE_PATTERN_MAX_CHARS ? null : like(String(v), String(p))));
+  // bp_like(value, pattern[, fold = 1]): the policy language's LIKE and the REST ilike fold case; the REST like does not
+  fn('bp_like', (v, p, fold) => (anyNull(v, p) || charLength(String(p)) > LIKE_PATTERN_MAX_CHARS ? null : like(String(v), String(p), fold !== 0n)));
   fn('bp_substring', (...a) => (anyNull(...a) ? null : substring(String(a[0]), num(a[1]!), a.length > 2 ? num(a[2]!) : undefined)), true);
   fn('bp_left', (s, n) => (anyNull(s, n) ? null : num(n) < 1 ? '' : chars(String(s)).slice(0, num(n)).join('')));
   fn('bp_right', (s, n) => (anyNull(s, n) ? null : num(n) < 1 ? '' : chars(String(s)).slice(-num(n)).join('')));

@@ -1,4 +1,5 @@
-// The SQLite LIKE matcher (bp_like, used by policies and by the REST filter `ilike`): the same
+// The SQLite LIKE matcher (bp_like, used by policies and by the REST filters `ilike` and, without
+// case folding, `like`): the same
 // answers as a reference regular expression, and work linear in the value's length for every
 // pattern within LIKE_PATTERN_MAX_CHARS (counted steps, never wall-clock time).
 import { test } from 'node:test';
@@ -11,9 +12,9 @@ import { configureFuzz } from '../support/fuzz.js';
 
 configureFuzz();
 
-/** LIKE as an anchored regular expression over lower-cased text (backtracking: small inputs only) */
-function reference(value: string, pattern: string): boolean {
-  const p = Array.from(pattern.toLowerCase());
+/** LIKE as an anchored regular expression over (lower-cased) text (backtracking: small inputs only) */
+function reference(value: string, pattern: string, fold = true): boolean {
+  const p = Array.from(fold ? pattern.toLowerCase() : pattern);
   let re = '';
   for (let i = 0; i < p.length; i++) {
     const c = p[i]!;
@@ -22,7 +23,7 @@ function reference(value: string, pattern: string): boolean {
     else if (c === '_') re += '.';
     else re += escape(c);
   }
-  return new RegExp(`^${re}$`, 'su').test(value.toLowerCase());
+  return new RegExp(`^${re}$`, 'su').test(fold ? value.toLowerCase() : value);
 }
 const escape = (c: string) => c.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&');
 
@@ -32,9 +33,19 @@ test('the matcher agrees with a reference regular expression', () => {
   fc.assert(
     fc.property(text, text, (value, pattern) => {
       assert.equal(like(value, pattern), reference(value, pattern), `${JSON.stringify(value)} LIKE ${JSON.stringify(pattern)}`);
+      assert.equal(like(value, pattern, false), reference(value, pattern, false), `${JSON.stringify(value)} LIKE ${JSON.stringify(pattern)} (case-sensitive)`);
     }),
     { numRuns: 20000 },
   );
+});
+
+test('without folding, case matters (the REST like); bp_like takes the flag as a third argument', () => {
+  assert.equal(like('Write', 'w%', false), false);
+  assert.equal(like('Write', 'W%', false), true);
+  const db = new Database(':memory:');
+  registerSqliteFunctions(db);
+  const row = db.prepare(`SELECT bp_like('Write', 'w%') AS folded, bp_like('Write', 'w%', 0) AS exact`).get();
+  assert.deepEqual(row, { folded: 1, exact: 0 });
 });
 
 test('leftmost matches of the middle segments are enough', () => {

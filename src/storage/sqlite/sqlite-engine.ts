@@ -28,29 +28,14 @@ const COLUMN_TYPES: Record<ColumnType, string> = {
   json: 'TEXT',
 };
 
-// SQL LIKE pattern -> GLOB pattern: SQLite's LIKE ignores ASCII case, GLOB is the case-sensitive match.
-function likeToGlob(pattern: string): string {
-  let out = '';
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i]!;
-    if (c === '\\' && i + 1 < pattern.length) {
-      const next = pattern[++i]!;
-      out += next === '*' || next === '?' || next === '[' ? `[${next}]` : next;
-    } else if (c === '%') out += '*';
-    else if (c === '_') out += '?';
-    else if (c === '*' || c === '?' || c === '[') out += `[${c}]`;
-    else out += c;
-  }
-  return out;
-}
-
 export const sqliteDialect: Dialect = {
   kind: 'sqlite',
   columnType: (type) => COLUMN_TYPES[type],
   idColumn: '"id" INTEGER PRIMARY KEY AUTOINCREMENT',
   binaryCollation: '',
-  // ilike: the policy language's bp_like (full Unicode lower-casing, as PostgreSQL's ICU lower)
-  like: (column, ci, pattern) => (ci ? { sql: `bp_like(${column}, ?)`, param: pattern } : { sql: `${column} GLOB ?`, param: likeToGlob(pattern) }),
+  // the policy language's linear matcher (native GLOB is O(value x pattern)); ilike folds case with
+  // full Unicode lower-casing, as PostgreSQL's ICU lower
+  like: (column, ci, pattern) => ({ sql: ci ? `bp_like(${column}, ?)` : `bp_like(${column}, ?, 0)`, param: pattern }),
   // SQLite cannot add a constraint later: a NOT NULL column gets a placeholder DEFAULT from our own
   // vocabulary (never user text), then the real default is written with a bound parameter.
   addColumn: (table, column, type, notNull) => ({
