@@ -44,6 +44,14 @@ export function platformMigrations(t: Q, y: SchemaTypes): Migration[] {
           PRIMARY KEY (scope, subject))`,
       ],
     },
+    {
+      // the throttle's opportunistic clean-up deletes by `at` alone
+      name: '0003_throttle_cleanup_indexes',
+      statements: [
+        `CREATE INDEX "auth_failures_at" ON ${t('auth_failures')} (at)`,
+        `CREATE INDEX "auth_throttle_locks_at" ON ${t('auth_throttle_locks')} (at)`,
+      ],
+    },
   ];
 }
 
