@@ -1,8 +1,10 @@
 // End users of a project (SPEC 4.6 without email, 4.7; CONTRACT §6): accounts and sessions in the
 // project's own store; tokens stored as SHA-256; role, email and verification read at request time.
 //
-// Lock order: a flow that touches a user's sessions or email tokens and the user row locks the
-// user row first (`lock`), so concurrent flows of one user queue on it and never deadlock.
+// Lock order: a flow that touches a user's sessions or email tokens locks the user row first
+// (`lock`), so concurrent flows of one user queue on it and never deadlock. That includes flows that
+// only insert one: on PostgreSQL the new row's foreign-key check locks the user row too (KEY SHARE),
+// after whatever token or session rows the flow has locked by then.
 import type { Db, Engine } from '../storage/engine.ts';
 import { UniqueViolation } from '../storage/engine.ts';
 import type { Clock } from '../lib/clock.ts';
@@ -191,17 +193,21 @@ export class EndUserService {
     return row ? toUser(row) : undefined;
   }
 
-  /** Locks the user's row until the transaction ends (see the lock order at the top). */
-  async lock(db: Db, userId: number): Promise<void> {
-    await db.run(`UPDATE ${db.t('_bp_users')} SET updated_at = updated_at WHERE id = ?`, [userId]);
+  /**
+   * Locks the user's row until the transaction ends (see the lock order at the top) and returns the
+   * user as it is now, or undefined when there is no such user (any more).
+   */
+  async lock(db: Db, userId: number): Promise<EndUser | undefined> {
+    const row = await db.get<UserRow>(`UPDATE ${db.t('_bp_users')} SET updated_at = updated_at WHERE id = ? RETURNING ${USER_COLUMNS}`, [userId]);
+    return row ? toUser(row) : undefined;
   }
 
   /**
-   * Whether the session (by token hash) is still the user's, under the user's lock: a session
-   * ended by a flow that committed meanwhile is seen as ended, so nothing it asked for outlives it.
+   * Whether the session (by token hash) is still the user's; the caller holds the user's lock, so a
+   * session ended by a flow that committed meanwhile is seen as ended and nothing it asked for
+   * outlives it.
    */
   async holdsSession(db: Db, userId: number, tokenHash: string): Promise<boolean> {
-    await this.lock(db, userId);
     const row = await db.get(`SELECT 1 AS one FROM ${db.t('_bp_user_sessions')} WHERE token_hash = ? AND user_id = ? AND expires_at > ?`, [
       tokenHash,
       userId,

@@ -104,6 +104,6 @@ export function buildServices(engine: Engine, config: Config, clock: Clock, opts
     authSettings,
     emailTemplates,
     emailConfig,
-    emailFlows: new EmailFlowService(engine, endUsers, hasher, authSettings, emailConfig, emailTemplates, new EmailRateLimit(clock, subjects), new PurposeTokens(clock), projectName, log),
+    emailFlows: new EmailFlowService(engine, endUsers, hasher, authSettings, emailConfig, emailTemplates, new EmailRateLimit(clock, subjects), new PurposeTokens(clock, (db, id) => endUsers.lock(db, id)), projectName, log),
   };
 }

@@ -1,8 +1,10 @@
 // End-user email flows (SPEC 4.6, 7, 8; CONTRACT §6) on every engine, delivered through a real SMTP
 // server: magic link, password reset, verification, email change, confirmation required, the
 // redirect_url rules, single-use purpose tokens (also under concurrency), no account enumeration,
-// the per-recipient and per-IP rate limits counted in the database, and what an address's first
-// verification ends (CONTRACT §10: the pre-registration takeover), also with requests in flight.
+// the per-recipient and per-IP rate limits counted in the database, what an address's first
+// verification ends (CONTRACT §10: the pre-registration takeover), also with requests in flight, and
+// tokens issued in the background step (under the user's row lock: no deadlock, no stale address,
+// one live token per purpose).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { describeEngines, registerAccount, createProject, expectError, uniqueEmail, type TestApp, type Reply } from '../support/app.ts';
@@ -10,6 +12,11 @@ import { startSmtpCapture, type SmtpCapture, type CapturedMail } from '../suppor
 import { smtpMailer } from '../../src/email/mailer.ts';
 import type { MailerFactory } from '../../src/services/email-config.ts';
 import { authOf } from '../../src/services/end-users.ts';
+import { PurposeTokens } from '../../src/services/purpose-tokens.ts';
+import { PgDb } from '../../src/storage/postgres/postgres-db.ts';
+import { hashToken } from '../../src/lib/tokens.ts';
+import { migrate } from '../../src/storage/migrate.ts';
+import { projectMigrations } from '../../src/storage/schema.ts';
 
 let smtp: SmtpCapture;
 before(async () => {
@@ -117,9 +124,52 @@ function hold<O extends object>(obj: O, method: keyof O & string, when: (...args
   return { reached, release, restore: () => void ((obj as Record<string, unknown>)[method] = original) };
 }
 
+/**
+ * PostgreSQL: makes the first statement given to `run` that matches `pattern` wait, once it has run
+ * (its row locks held, its transaction open), until release(); `reached` resolves then.
+ */
+function pauseAfter(pattern: RegExp) {
+  const original = PgDb.prototype.run;
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  let arrive!: () => void;
+  const reached = new Promise<void>((r) => (arrive = r));
+  let paused = false;
+  PgDb.prototype.run = async function (this: PgDb, sql, params) {
+    const result = await original.call(this, sql, params);
+    if (!paused && pattern.test(sql)) {
+      paused = true;
+      arrive();
+      await gate;
+    }
+    return result;
+  };
+  return { reached, release, restore: () => void (PgDb.prototype.run = original) };
+}
+
+/** The background issue's replacement of the older token, which row-locks it (PurposeTokens.issue). */
+const REPLACE_TOKEN = /DELETE FROM \S+ WHERE user_id = \? AND purpose = \?/;
+
+/** PostgreSQL: resolves once a statement in the test database waits for a lock, or `done` holds. */
+async function untilLockWait(t: TestApp, done: () => Promise<boolean> = async () => false): Promise<void> {
+  for (;;) {
+    const r = await t.engine.platform.get<{ n: number | string }>(
+      `SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+    );
+    if (Number(r?.n) > 0 || (await done())) return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** The stored email tokens of a user (by purpose, or all). */
+async function tokenRows(f: Fixture, userId: number, purpose?: string): Promise<{ token_hash: string; purpose: string }[]> {
+  const db = await f.t.engine.project(f.pid);
+  return db.all(`SELECT token_hash, purpose FROM ${db.t('_bp_email_tokens')} WHERE user_id = ?${purpose ? ' AND purpose = ?' : ''}`, purpose ? [userId, purpose] : [userId]);
+}
+
 await describeEngines(
   'email flows',
-  (ctx) => {
+  (ctx, kind) => {
     test('magic link: 200 { ok }, an email with the site-URL link; consume gives a session and marks the email verified', async () => {
       const f = await fixture(ctx());
       const { email } = await f.register();
@@ -797,6 +847,175 @@ await describeEngines(
       const { token } = await f.lastLink(email);
       assert.equal((await f.t.req('DELETE', `/projects/${f.pid}/end-users/${user.id}`, { token: f.owner })).status, 204);
       expectError(await f.post('password/reset', { token, password: 'a brand new password' }), 400, 'invalid_token');
+    });
+
+    // ---- tokens issued in the background step, after the request has answered: the user row is
+    // locked first, and the request's view of the user is checked again under that lock
+
+    if (kind === 'postgres') {
+      // SQLite runs one transaction at a time: these interleavings exist on PostgreSQL only
+      test('a token issued while email-change/confirm runs for the same user: both complete, no deadlock, and the stale link is void', async () => {
+        const f = await fixture(ctx());
+        const warned = f.t.warnings.length;
+        const { email, token: session } = await f.register();
+        const next = uniqueEmail('next');
+        await f.post('email-change/request', { new_email: next }, { user: session! });
+        const change = (await f.lastLink(next)).token;
+        await f.post('magic-link', { email });
+        await f.mailTo(email); // an older magic-link token exists: the next issue row-locks it
+        const paused = pauseAfter(REPLACE_TOKEN);
+        let confirm: Promise<Reply>;
+        try {
+          assert.deepEqual((await f.post('magic-link', { email })).body, { ok: true });
+          await paused.reached;
+          confirm = f.post('email-change/confirm', { token: change });
+          await untilLockWait(f.t);
+        } finally {
+          paused.release();
+          paused.restore();
+        }
+        const done = await confirm;
+        assert.equal(done.status, 200, JSON.stringify(done.body));
+        assert.equal(done.body.user.email, next);
+        // the link went out before the change (it was issued first) and the change voided it
+        expectError(await f.post('magic-link/consume', { token: (await f.lastLink(email)).token }), 400, 'invalid_token');
+        assert.deepEqual(f.t.warnings.slice(warned), []);
+      });
+
+      test("a token issued while the owner deletes the user: 204, no deadlock, nothing left", async () => {
+        const f = await fixture(ctx());
+        const warned = f.t.warnings.length;
+        const { email, user } = await f.register();
+        await f.post('password/forgot', { email });
+        await f.mailTo(email);
+        const paused = pauseAfter(REPLACE_TOKEN);
+        let removal: Promise<Reply>;
+        try {
+          assert.deepEqual((await f.post('password/forgot', { email })).body, { ok: true });
+          await paused.reached;
+          removal = f.t.req('DELETE', `/projects/${f.pid}/end-users/${user.id}`, { token: f.owner });
+          await untilLockWait(f.t);
+        } finally {
+          paused.release();
+          paused.restore();
+        }
+        assert.equal((await removal).status, 204);
+        await f.t.services.emailFlows.settle();
+        assert.deepEqual(f.t.warnings.slice(warned), []);
+        assert.deepEqual(await tokenRows(f, user.id), []);
+      });
+
+      test('two requests whose tokens are issued at the same time leave one live token, the later one', async () => {
+        const f = await fixture(ctx());
+        const { email, user } = await f.register();
+        const paused = pauseAfter(REPLACE_TOKEN);
+        try {
+          await f.post('magic-link', { email });
+          await paused.reached;
+          await f.post('magic-link', { email });
+          // the second issue waits for the user's lock (or, unlocked, completes beside the first)
+          await untilLockWait(f.t, async () => (await tokenRows(f, user.id, 'magic_link')).length > 0);
+        } finally {
+          paused.release();
+          paused.restore();
+        }
+        const mailed = (await f.mailTo(email)).map(tokenOf);
+        assert.equal(mailed.length, 2);
+        const live = await tokenRows(f, user.id, 'magic_link');
+        assert.equal(live.length, 1, 'one live token per user and purpose');
+        assert.ok(mailed.map(hashToken).includes(live[0]!.token_hash));
+      });
+    }
+
+    test('a link whose token would be issued after the account left the address is neither issued nor sent', async () => {
+      const f = await fixture(ctx());
+      for (const [purpose, path] of [
+        ['password_reset', 'password/forgot'],
+        ['magic_link', 'magic-link'],
+      ] as const) {
+        const { email, user, token: session } = await f.register();
+        const next = uniqueEmail('next');
+        await f.post('email-change/request', { new_email: next }, { user: session! });
+        const change = (await f.lastLink(next)).token;
+        const sent = (await f.mailTo(email)).length;
+        // the request has answered; its background step is about to issue the token
+        const held = hold(PurposeTokens.prototype, 'issue', (_db: unknown, _id: unknown, p: unknown) => p === purpose);
+        try {
+          assert.deepEqual((await f.post(path, { email })).body, { ok: true });
+          await held.reached;
+          assert.equal((await f.post('email-change/confirm', { token: change })).status, 200);
+        } finally {
+          held.release();
+          held.restore();
+        }
+        assert.equal((await f.mailTo(email)).length, sent, `${purpose}: nothing goes to the address the account left`);
+        assert.deepEqual(await tokenRows(f, user.id, purpose), [], purpose);
+      }
+    });
+
+    test('a verification link whose token would be issued after the address was verified is neither issued nor sent', async () => {
+      const f = await fixture(ctx());
+      const { email, user } = await f.register();
+      await f.post('magic-link', { email });
+      const magic = (await f.lastLink(email)).token;
+      const sent = (await f.mailTo(email)).length;
+      const held = hold(PurposeTokens.prototype, 'issue', (_db: unknown, _id: unknown, p: unknown) => p === 'email_verification');
+      try {
+        assert.deepEqual((await f.post('verify/resend', { email })).body, { ok: true });
+        await held.reached;
+        assert.equal((await f.post('magic-link/consume', { token: magic })).status, 200);
+      } finally {
+        held.release();
+        held.restore();
+      }
+      assert.equal((await f.mailTo(email)).length, sent);
+      assert.deepEqual(await tokenRows(f, user.id, 'email_verification'), []);
+    });
+
+    test('a link for a user the owner removes before its token is issued: nothing issued or sent, nothing logged', async () => {
+      const f = await fixture(ctx());
+      const warned = f.t.warnings.length;
+      const { email, user } = await f.register();
+      const held = hold(PurposeTokens.prototype, 'issue', (_db: unknown, _id: unknown, p: unknown) => p === 'password_reset');
+      try {
+        assert.deepEqual((await f.post('password/forgot', { email })).body, { ok: true });
+        await held.reached;
+        assert.equal((await f.t.req('DELETE', `/projects/${f.pid}/end-users/${user.id}`, { token: f.owner })).status, 204);
+      } finally {
+        held.release();
+        held.restore();
+      }
+      assert.equal((await f.mailTo(email)).length, 0);
+      assert.deepEqual(f.t.warnings.slice(warned), []);
+      assert.deepEqual(await tokenRows(f, user.id), []);
+    });
+
+    test('one token per user and purpose is a rule of the store; its migration keeps the newest of earlier duplicates', async () => {
+      const f = await fixture(ctx());
+      const { email, user } = await f.register();
+      const other = await f.register();
+      const db = await f.t.engine.project(f.pid);
+      const tokens = db.t('_bp_email_tokens');
+      const insert = (hash: string, userId: number, purpose: string, at: string) =>
+        db.run(`INSERT INTO ${tokens} (token_hash, purpose, user_id, new_email, created_at, expires_at) VALUES (?, ?, ?, NULL, ?, ?)`, [hash, purpose, userId, at, '2999-01-01T00:00:00.000Z']);
+      await insert('a'.repeat(64), user.id, 'magic_link', '2026-01-01T00:00:00.000Z');
+      await assert.rejects(insert('b'.repeat(64), user.id, 'magic_link', '2026-01-01T00:00:01.000Z'));
+      // the store as it was before the migration, with what concurrent requests could leave in it
+      await db.run(`DROP INDEX ${db.t('_bp_email_tokens_user_purpose')}`);
+      await db.run(`CREATE INDEX "_bp_email_tokens_user" ON ${tokens} (user_id, purpose)`);
+      await db.run(`DELETE FROM ${db.t('_bp_migrations')} WHERE name = ?`, ['0006_one_token_per_purpose']);
+      await insert('b'.repeat(64), user.id, 'magic_link', '2026-01-01T00:00:02.000Z');
+      await insert('c'.repeat(64), user.id, 'magic_link', '2026-01-01T00:00:01.000Z');
+      await insert('d'.repeat(64), user.id, 'password_reset', '2026-01-01T00:00:00.000Z');
+      await insert('e'.repeat(64), other.user.id, 'magic_link', '2026-01-01T00:00:00.000Z');
+      // the earlier steps are recorded as done, so the types they use are never read
+      assert.deepEqual(await migrate(db, projectMigrations((n) => db.t(n), { ts: '', bool: '', bigint: '', serial: '' })), ['0006_one_token_per_purpose']);
+      const left = await db.all<{ token_hash: string }>(`SELECT token_hash FROM ${tokens} WHERE user_id IN (?, ?) ORDER BY token_hash`, [user.id, other.user.id]);
+      assert.deepEqual(left.map((r) => r.token_hash[0]), ['b', 'd', 'e']);
+      await assert.rejects(insert('f'.repeat(64), user.id, 'magic_link', '2026-01-01T00:00:03.000Z'));
+      // the flows work on the migrated store
+      await f.post('magic-link', { email });
+      assert.equal((await f.post('magic-link/consume', { token: (await f.lastLink(email)).token })).status, 200);
     });
   },
   // one trusted proxy: the client is the last X-Forwarded-For address (the inject socket is the proxy)
