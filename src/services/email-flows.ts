@@ -178,21 +178,30 @@ export class EmailFlowService {
     });
   }
 
+  /**
+   * Marks the address verified. As the first verification it keeps the password only where the
+   * project requires confirmation (see EndUserService.applyProof).
+   */
   async confirmVerification(projectId: string, token: string): Promise<{ user: EndUser }> {
     const db = await this.engine.project(projectId);
+    const confirmsPassword = await this.config.requiresConfirmation(projectId);
     return db.tx(async (tx) => {
       const t = await this.consume(tx, token, 'email_verification');
-      return { user: await this.users.applyProof(tx, t.userId, { kind: 'verification' }) };
+      return { user: await this.users.applyProof(tx, t.userId, { kind: 'verification', confirmsPassword }) };
     });
   }
 
-  /** Applies the change (409 if another user took the address meanwhile; the token then stays usable). */
+  /**
+   * Applies the change (409 if another user took the address meanwhile; the token then stays
+   * usable). On an unverified account it is the first verification, as in confirmVerification.
+   */
   async confirmEmailChange(projectId: string, token: string): Promise<{ user: EndUser }> {
     const db = await this.engine.project(projectId);
+    const confirmsPassword = await this.config.requiresConfirmation(projectId);
     return db.tx(async (tx) => {
       const t = await this.consume(tx, token, 'email_change');
       if (t.newEmail === null) throw invalidToken();
-      return { user: await this.users.applyProof(tx, t.userId, { kind: 'email_change', email: t.newEmail }) };
+      return { user: await this.users.applyProof(tx, t.userId, { kind: 'email_change', email: t.newEmail, confirmsPassword }) };
     });
   }
 }

@@ -413,13 +413,16 @@ await describeEngines(
     });
 
     test('email change: the link goes to the new address only; confirm applies it and marks it verified', async () => {
-      const f = await fixture(ctx());
-      const { email, token: session } = await f.register();
+      // a verified account, so that the change is not also the address's first verification (below)
+      const f = await fixture(ctx(), { confirm: true });
+      const { email } = await f.register();
+      assert.equal((await f.post('verify/confirm', { token: (await f.lastLink(email)).token })).status, 200);
+      const session = (await f.post('login', { email, password: PASSWORD })).body.token as string;
       const newEmail = uniqueEmail('new');
       expectError(await f.post('email-change/request', { new_email: newEmail }), 401);
       expectError(await f.post('email-change/request', { new_email: newEmail }, { user: 'd'.repeat(64) }), 401);
       const before = (await f.mailTo(email)).length;
-      const res = await f.post('email-change/request', { new_email: newEmail }, { user: session! });
+      const res = await f.post('email-change/request', { new_email: newEmail }, { user: session });
       assert.deepEqual(res.body, { ok: true });
       const { token, mail } = await f.lastLink(newEmail);
       assert.equal(mail.subject, 'Confirm your new email address for Flow App');
@@ -686,26 +689,62 @@ await describeEngines(
       assert.equal(after.body.user.email_verified, true);
     });
 
-    test('verify/confirm on an unverified account ends every earlier session and voids pending links; the registration password keeps working', async () => {
+    test('verify/confirm on an unverified account ends every earlier session, voids pending links and the registration password', async () => {
       const f = await fixture(ctx());
-      const { email, token: first } = await f.register();
-      const second = (await f.post('login', { email, password: PASSWORD })).body.token;
-      const inbox = uniqueEmail('inbox');
-      await f.post('email-change/request', { new_email: inbox }, { user: first! });
+      // the attacker registers the victim's address (no confirmation required: a session at once)
+      const email = uniqueEmail('victim');
+      const attacker = await f.post('register', { email, password: ATTACKER_PASSWORD });
+      assert.equal(attacker.status, 201);
+      const second = (await f.post('login', { email, password: ATTACKER_PASSWORD })).body.token as string;
+      const inbox = uniqueEmail('attacker-inbox');
+      await f.post('email-change/request', { new_email: inbox }, { user: attacker.body.token });
       const change = (await f.lastLink(inbox)).token;
+      // ... and asks for the verification link, which the owner of the address clicks
       await f.post('verify/resend', { email });
       const done = await f.post('verify/confirm', { token: (await f.lastLink(email)).token });
       assert.equal(done.status, 200);
       assert.equal(done.body.user.email_verified, true);
-      for (const old of [first!, second]) expectError(await me(f, old), 401);
+      for (const old of [attacker.body.token, second]) expectError(await me(f, old), 401);
       expectError(await f.post('email-change/confirm', { token: change }), 400, 'invalid_token');
-      // SPEC 4.6: the confirmed registration's password logs in
-      const login = await f.post('login', { email, password: PASSWORD });
+      // CONTRACT §10: the password predates the verification; it answers like an unknown address
+      const voided = expectError(await f.post('login', { email, password: ATTACKER_PASSWORD }), 401, 'invalid_credentials');
+      assert.deepEqual(voided, expectError(await f.post('login', { email: uniqueEmail('ghost'), password: ATTACKER_PASSWORD }), 401));
+      // the owner sets a password through "forgot password"
+      await f.post('password/forgot', { email });
+      assert.equal((await f.post('password/reset', { token: (await f.lastLink(email)).token, password: 'the owner password' })).status, 200);
+      const login = await f.post('login', { email, password: 'the owner password' });
       assert.equal(login.status, 200);
-      assert.equal((await me(f, login.body.token)).body.email_verified, true);
+      assert.equal(login.body.user.email_verified, true);
     });
 
-    test('email-change/confirm: on an unverified account it is the first verification (sessions end, the password stays)', async () => {
+    test('verify/confirm keeps a password set through a reset link before it (its sessions still end)', async () => {
+      const f = await fixture(ctx());
+      const { email } = await f.register();
+      await f.post('password/forgot', { email });
+      assert.equal((await f.post('password/reset', { token: (await f.lastLink(email)).token, password: 'the owner password' })).status, 200);
+      const before = (await f.post('login', { email, password: 'the owner password' })).body.token as string;
+      await f.post('verify/resend', { email });
+      assert.equal((await f.post('verify/confirm', { token: (await f.lastLink(email)).token })).status, 200);
+      expectError(await me(f, before), 401);
+      assert.equal((await f.post('login', { email, password: 'the owner password' })).status, 200);
+    });
+
+    test('require_email_confirmation: verify/confirm confirms the registration password (SPEC 4.6) and still ends earlier sessions', async () => {
+      // sessions of an unverified user exist where confirmation was switched on after they began
+      const f = await fixture(ctx());
+      const { email, token: early } = await f.register();
+      const cfg = await f.t.req('PUT', `/projects/${f.pid}/auth/email-config`, { token: f.owner, body: { require_email_confirmation: true } });
+      assert.equal(cfg.status, 200, JSON.stringify(cfg.body));
+      expectError(await f.post('login', { email, password: PASSWORD }), 403, 'email_not_verified');
+      await f.post('verify/resend', { email });
+      assert.equal((await f.post('verify/confirm', { token: (await f.lastLink(email)).token })).status, 200);
+      expectError(await me(f, early!), 401);
+      const login = await f.post('login', { email, password: PASSWORD });
+      assert.equal(login.status, 200);
+      assert.equal(login.body.user.email_verified, true);
+    });
+
+    test('email-change/confirm: on an unverified account it is the first verification (sessions end, the password is void)', async () => {
       const f = await fixture(ctx());
       const { email, token: first } = await f.register();
       const second = (await f.post('login', { email, password: PASSWORD })).body.token;
@@ -715,13 +754,26 @@ await describeEngines(
       assert.equal(done.status, 200);
       assert.equal(done.body.user.email_verified, true);
       for (const old of [first!, second]) expectError(await me(f, old), 401);
+      expectError(await f.post('login', { email: next, password: PASSWORD }), 401, 'invalid_credentials');
+    });
+
+    test('require_email_confirmation: email-change/confirm on an unverified account ends earlier sessions, the password stays', async () => {
+      const f = await fixture(ctx());
+      const { token: session } = await f.register();
+      const cfg = await f.t.req('PUT', `/projects/${f.pid}/auth/email-config`, { token: f.owner, body: { require_email_confirmation: true } });
+      assert.equal(cfg.status, 200, JSON.stringify(cfg.body));
+      const next = uniqueEmail('next');
+      await f.post('email-change/request', { new_email: next }, { user: session! });
+      const done = await f.post('email-change/confirm', { token: (await f.lastLink(next)).token });
+      assert.equal(done.status, 200);
+      assert.equal(done.body.user.email_verified, true);
+      expectError(await me(f, session!), 401);
       assert.equal((await f.post('login', { email: next, password: PASSWORD })).status, 200);
     });
 
     test('already verified accounts: a magic link or an email change ends nothing; sessions see the new address at once', async () => {
-      const f = await fixture(ctx());
+      const f = await fixture(ctx(), { confirm: true });
       const { email } = await f.register();
-      await f.post('verify/resend', { email });
       assert.equal((await f.post('verify/confirm', { token: (await f.lastLink(email)).token })).status, 200);
       const session = (await f.post('login', { email, password: PASSWORD })).body.token;
       await f.post('magic-link', { email });
