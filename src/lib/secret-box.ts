@@ -1,7 +1,7 @@
 // Encryption at rest for per-project secrets (SMTP passwords, email API keys) under the server
 // MASTER_KEY. Nothing here may put a plaintext, key or ciphertext into an error message or a log
 // line: errors say what was expected, never what was received.
-import { createCipheriv, createDecipheriv, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, createSecretKey, hkdfSync, randomBytes, type KeyObject } from 'node:crypto';
 import { closeSync, constants, fchmodSync, fstatSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -55,6 +55,17 @@ export class SecretBox {
     // Refuse to produce something open() would reject.
     if (sealed.length > MAX_SEALED_CHARS) throw new SecretBoxError('secret is too large to seal');
     return sealed;
+  }
+
+  /**
+   * A keyed digest for `context`: HMAC-SHA-256 (hex) under a key derived from the master key with
+   * HKDF, so it is the same on every node sharing the master key, cannot be recomputed without it,
+   * and reveals nothing about the master key or the keys of other contexts.
+   */
+  mac(context: string): (data: string) => string {
+    checkContext(context);
+    const key = createSecretKey(Buffer.from(hkdfSync('sha256', this.#key, Buffer.alloc(0), `baseplate mac: ${context}`, 32)));
+    return (data) => createHmac('sha256', key).update(data, 'utf8').digest('hex');
   }
 
   /** Throws SecretBoxError on wrong key or context, tampering, bad format, unknown version or excessive length. */

@@ -27,7 +27,13 @@ export function safeEqual(a: string, b: string): boolean {
   return timingSafeEqual(ab, bb);
 }
 
-/** A keyed digest for rate-limit subjects (email+ip): never store the raw address pair. */
-export function subjectDigest(...parts: string[]): string {
-  return createHash('sha256').update(parts.join('\u0000'), 'utf8').digest('hex');
+/** How rate-limit subjects (email and IP, account and IP, ...) are stored: a digest, never the raw values. */
+export type SubjectDigest = (...parts: string[]) => string;
+
+/**
+ * The subject digest under `mac`, a keyed digest (SecretBox.mac): a leaked table cannot be tested
+ * against guessed address pairs without the master key.
+ */
+export function subjectDigest(mac: (data: string) => string): SubjectDigest {
+  return (...parts) => mac(parts.join('\u0000'));
 }

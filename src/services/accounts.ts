@@ -129,9 +129,15 @@ export class AccountService {
     await this.db.run(`DELETE FROM ${this.db.t('platform_sessions')} WHERE token_hash = ?`, [caller.tokenHash]);
   }
 
+  /**
+   * Changing the email or password re-checks the password (`current_password`). That check is
+   * throttled like a login, per account and client IP, in its own scope ('platform-reauth'): a
+   * stolen session must not become an unlimited password oracle.
+   */
   async update(
     caller: Caller,
     input: { name?: string; email?: string; password?: string; current_password?: string },
+    ip: string,
   ): Promise<Account> {
     const name = input.name !== undefined ? checkName(input.name) : undefined;
     const email = input.email !== undefined ? checkEmail(input.email) : undefined;
@@ -140,11 +146,12 @@ export class AccountService {
     if (sensitive) {
       if (input.current_password === undefined)
         throw invalid('current_password', 'required', 'Changing the email or password needs current_password.');
-      const row = await this.db.get<{ password_hash: string }>(`SELECT password_hash FROM ${this.db.t('accounts')} WHERE id = ?`, [
-        caller.account.id,
-      ]);
-      if (!row || !(await this.hasher.verify(row.password_hash, input.current_password)))
-        throw new AppError(403, 'invalid_credentials', 'The current password is wrong.', { field: 'current_password' });
+      const current = input.current_password;
+      const proven = await this.throttle.attempt('platform-reauth', caller.account.id, ip, async () => {
+        const row = await this.db.get<{ password_hash: string }>(`SELECT password_hash FROM ${this.db.t('accounts')} WHERE id = ?`, [caller.account.id]);
+        return row && (await this.hasher.verify(row.password_hash, current)) ? true : null;
+      });
+      if (!proven) throw new AppError(403, 'invalid_credentials', 'The current password is wrong.', { field: 'current_password' });
     }
     const passwordHash = input.password !== undefined ? await this.hasher.hash(input.password) : undefined;
     const now = this.clock.now().toISOString();

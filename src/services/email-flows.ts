@@ -54,9 +54,12 @@ export class EmailFlowService {
     if (!(await this.config.requiresConfirmation(projectId))) return this.users.register(projectId, input);
     const user = await this.users.register(projectId, input, { session: false });
     const db = await this.engine.project(projectId);
-    const token = await this.tokens.issue(db, user.id, 'email_verification');
-    const link = linkWithToken(await this.settings.redirectBase(projectId, undefined), token);
-    this.queue(projectId, 'email_verification', user.email, async () => link, { email: user.email });
+    // null only if the owner removed the user in the meantime: then there is nobody to write to
+    const token = await this.tokens.issue(db, user.id, 'email_verification', null, () => true);
+    if (token !== null) {
+      const link = linkWithToken(await this.settings.redirectBase(projectId, undefined), token);
+      this.queue(projectId, 'email_verification', user.email, async () => link, { email: user.email });
+    }
     return { token: null, user, email_verification_required: true };
   }
 
@@ -71,7 +74,9 @@ export class EmailFlowService {
   }
 
   async resendVerification(projectId: string, input: { email: string; redirect_url?: string }, ip: string): Promise<typeof OK> {
-    return this.request(projectId, 'email_verification', input.email, input.redirect_url, ip, async (user) => (user && !user.email_verified ? { user, to: user.email } : null));
+    return this.request(projectId, 'email_verification', input.email, input.redirect_url, ip, async (user) =>
+      user && !user.email_verified ? { user, to: user.email, guard: (_tx, now) => !now.email_verified } : null,
+    );
   }
 
   /** `session` is the token hash of the session that asks: the link is issued only while it lives. */
@@ -92,7 +97,7 @@ export class EmailFlowService {
     rawEmail: string,
     redirect: string | undefined,
     ip: string,
-    pick: (holder: EndUser | undefined, email: string) => Promise<{ user: EndUser; to: string; newEmail?: string; guard?: (tx: Db) => Promise<boolean> } | null>,
+    pick: (holder: EndUser | undefined, email: string) => Promise<{ user: EndUser; to: string; newEmail?: string; guard?: (tx: Db, now: EndUser) => Promise<boolean> | boolean } | null>,
   ): Promise<typeof OK> {
     const email = checkEmail(rawEmail, purpose === 'email_change' ? 'new_email' : 'email');
     const base = await this.settings.redirectBase(projectId, redirect);
@@ -100,12 +105,16 @@ export class EmailFlowService {
     await this.limit.hit(db, email, ip);
     const target = await pick(await this.users.findByEmail(db, email), email);
     if (!target) return OK;
-    // the token is issued after the response too, so a registered address costs the request no
-    // more work than an unknown one; a guard that fails then (the session that asked has ended)
-    // issues and sends nothing
+    // The token is issued after the response too, so a registered address costs the request no
+    // more work than an unknown one. What the request saw may have changed by then: the token is
+    // issued (under the user's row lock) only if the user still exists at the address the request
+    // found, so a link never goes to an address the account has left, and if the flow's own guard
+    // (the session that asked still exists; the address is still unverified) says so.
     const values = purpose === 'email_change' ? { new_email: target.to } : { email: target.to };
     this.queue(projectId, purpose, target.to, async () => {
-      const token = await this.tokens.issue(db, target.user.id, purpose, target.newEmail ?? null, target.guard);
+      const token = await this.tokens.issue(db, target.user.id, purpose, target.newEmail ?? null, async (tx, now) =>
+        now.email === target.user.email && (target.guard === undefined || (await target.guard(tx, now))),
+      );
       return token === null ? null : linkWithToken(base, token);
     }, values);
     return OK;
@@ -169,21 +178,30 @@ export class EmailFlowService {
     });
   }
 
+  /**
+   * Marks the address verified. As the first verification it keeps the password only where the
+   * project requires confirmation (see EndUserService.applyProof).
+   */
   async confirmVerification(projectId: string, token: string): Promise<{ user: EndUser }> {
     const db = await this.engine.project(projectId);
+    const confirmsPassword = await this.config.requiresConfirmation(projectId);
     return db.tx(async (tx) => {
       const t = await this.consume(tx, token, 'email_verification');
-      return { user: await this.users.applyProof(tx, t.userId, { kind: 'verification' }) };
+      return { user: await this.users.applyProof(tx, t.userId, { kind: 'verification', confirmsPassword }) };
     });
   }
 
-  /** Applies the change (409 if another user took the address meanwhile; the token then stays usable). */
+  /**
+   * Applies the change (409 if another user took the address meanwhile; the token then stays
+   * usable). On an unverified account it is the first verification, as in confirmVerification.
+   */
   async confirmEmailChange(projectId: string, token: string): Promise<{ user: EndUser }> {
     const db = await this.engine.project(projectId);
+    const confirmsPassword = await this.config.requiresConfirmation(projectId);
     return db.tx(async (tx) => {
       const t = await this.consume(tx, token, 'email_change');
       if (t.newEmail === null) throw invalidToken();
-      return { user: await this.users.applyProof(tx, t.userId, { kind: 'email_change', email: t.newEmail }) };
+      return { user: await this.users.applyProof(tx, t.userId, { kind: 'email_change', email: t.newEmail, confirmsPassword }) };
     });
   }
 }

@@ -1,6 +1,7 @@
 // The email-sending limit of SPEC 8: per project, at most 5 requests per recipient address and 20
 // per client IP in any hour; every request counts, registered address or not; a refused request
-// does not count. Counted in the project's store so every node shares it.
+// does not count. Counted in the project's store so every node shares it; subjects are stored as
+// keyed digests; IPv6 clients are counted by their /64 (ipKey).
 //
 // Counting and recording happen in one transaction that first locks a row per subject (an upsert,
 // which PostgreSQL row-locks until commit; SQLite transactions are serial anyway), so concurrent
@@ -9,38 +10,27 @@
 import type { Db } from '../storage/engine.ts';
 import type { Clock } from '../lib/clock.ts';
 import { newId } from '../lib/ids.ts';
-import { subjectDigest } from '../lib/tokens.ts';
+import type { SubjectDigest } from '../lib/tokens.ts';
+import { ipKey } from '../lib/client-ip.ts';
 import { tooManyRequests } from '../errors.ts';
 
 export const EMAIL_WINDOW_MS = 60 * 60 * 1000;
 export const PER_RECIPIENT = 5;
 export const PER_IP = 20;
 
-/**
- * The per-IP key: an IPv4 address as is (also when IPv4-mapped), an IPv6 address by its /64, the
- * smallest block one subscriber usually gets, so rotating addresses inside it does not help.
- */
-export function ipKey(ip: string): string {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
-  if (mapped) return mapped[1]!;
-  if (!ip.includes(':')) return ip;
-  const [head, tail = ''] = ip.toLowerCase().split('::') as [string, string?];
-  const left = head ? head.split(':') : [];
-  const right = tail ? tail.split(':') : [];
-  const groups = ip.includes('::') ? [...left, ...Array(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right] : left;
-  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`;
-}
-
 export class EmailRateLimit {
-  constructor(private readonly clock: Clock) {}
+  constructor(
+    private readonly clock: Clock,
+    private readonly digest: SubjectDigest,
+  ) {}
 
   async hit(db: Db, recipient: string, ip: string): Promise<void> {
     const now = this.clock.now();
     const since = new Date(now.getTime() - EMAIL_WINDOW_MS).toISOString();
     const table = db.t('_bp_email_requests');
     const checks = [
-      { scope: 'recipient', subject: subjectDigest('recipient', recipient), limit: PER_RECIPIENT },
-      { scope: 'ip', subject: subjectDigest('ip', ipKey(ip)), limit: PER_IP },
+      { scope: 'recipient', subject: this.digest('recipient', recipient), limit: PER_RECIPIENT },
+      { scope: 'ip', subject: this.digest('ip', ipKey(ip)), limit: PER_IP },
     ];
     await db.tx(async (tx) => {
       let retryAfterMs = 0;

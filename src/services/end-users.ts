@@ -1,8 +1,10 @@
 // End users of a project (SPEC 4.6 without email, 4.7; CONTRACT §6): accounts and sessions in the
 // project's own store; tokens stored as SHA-256; role, email and verification read at request time.
 //
-// Lock order: a flow that touches a user's sessions or email tokens and the user row locks the
-// user row first (`lock`), so concurrent flows of one user queue on it and never deadlock.
+// Lock order: a flow that touches a user's sessions or email tokens locks the user row first
+// (`lock`), so concurrent flows of one user queue on it and never deadlock. That includes flows that
+// only insert one: on PostgreSQL the new row's foreign-key check locks the user row too (KEY SHARE),
+// after whatever token or session rows the flow has locked by then.
 import type { Db, Engine } from '../storage/engine.ts';
 import { UniqueViolation } from '../storage/engine.ts';
 import type { Clock } from '../lib/clock.ts';
@@ -59,14 +61,18 @@ const USER_COLUMNS = 'id, email, role, email_verified, created_at';
  */
 const VOID_PASSWORD = '!void';
 
-/** What an email flow proved, applied by `applyProof`. */
+/**
+ * What an email flow proved, applied by `applyProof`. `confirmsPassword`: the project requires
+ * email confirmation, where an unverified account cannot log in (SPEC 4.6: login is 403 until
+ * verify/confirm has succeeded), so the link confirms the registration, password included.
+ */
 export type Proof =
   /** a sign-in link sent to the address: proves the address, and nothing else about the account */
   | { kind: 'magic_link' }
-  /** the link of a registration or verify/resend: confirms the registration, password included */
-  | { kind: 'verification' }
+  /** the link of a registration or verify/resend */
+  | { kind: 'verification'; confirmsPassword: boolean }
   /** a link sent to the new address of an email change requested through a session */
-  | { kind: 'email_change'; email: string }
+  | { kind: 'email_change'; email: string; confirmsPassword: boolean }
   /** a reset link sent to the address: the new password was chosen by whoever holds it */
   | { kind: 'password_reset'; passwordHash: string };
 
@@ -191,17 +197,21 @@ export class EndUserService {
     return row ? toUser(row) : undefined;
   }
 
-  /** Locks the user's row until the transaction ends (see the lock order at the top). */
-  async lock(db: Db, userId: number): Promise<void> {
-    await db.run(`UPDATE ${db.t('_bp_users')} SET updated_at = updated_at WHERE id = ?`, [userId]);
+  /**
+   * Locks the user's row until the transaction ends (see the lock order at the top) and returns the
+   * user as it is now, or undefined when there is no such user (any more).
+   */
+  async lock(db: Db, userId: number): Promise<EndUser | undefined> {
+    const row = await db.get<UserRow>(`UPDATE ${db.t('_bp_users')} SET updated_at = updated_at WHERE id = ? RETURNING ${USER_COLUMNS}`, [userId]);
+    return row ? toUser(row) : undefined;
   }
 
   /**
-   * Whether the session (by token hash) is still the user's, under the user's lock: a session
-   * ended by a flow that committed meanwhile is seen as ended, so nothing it asked for outlives it.
+   * Whether the session (by token hash) is still the user's; the caller holds the user's lock, so a
+   * session ended by a flow that committed meanwhile is seen as ended and nothing it asked for
+   * outlives it.
    */
   async holdsSession(db: Db, userId: number, tokenHash: string): Promise<boolean> {
-    await this.lock(db, userId);
     const row = await db.get(`SELECT 1 AS one FROM ${db.t('_bp_user_sessions')} WHERE token_hash = ? AND user_id = ? AND expires_at > ?`, [
       tokenHash,
       userId,
@@ -215,11 +225,11 @@ export class EndUserService {
    *
    * The address's first verification (false to true, through any link) ends every session opened
    * before it and voids the user's other email tokens: until then anyone could have registered the
-   * address, so nothing from before may outlive the proof (CONTRACT §10). A magic link also voids
-   * the password unless a reset link set it: a sign-in link confirms no registration, and a password
-   * chosen by whoever registered the address must not keep working on the proven account. Already
-   * verified accounts keep everything. A reset sets the password, ends every session and voids the
-   * other tokens; an email change voids the other tokens (a link sent before it must not undo it).
+   * address, so nothing from before may outlive the proof (CONTRACT §10). For the same reason it
+   * voids the password, unless a reset link set it (whoever chose it held the address) or the link
+   * confirms it (`confirmsPassword`, SPEC 4.6). Already verified accounts keep everything. A reset
+   * sets the password, ends every session and voids the other tokens; an email change voids the
+   * other tokens (a link sent before it must not undo it).
    */
   async applyProof(db: Db, userId: number, proof: Proof): Promise<EndUser> {
     const users = db.t('_bp_users');
@@ -243,7 +253,7 @@ export class EndUserService {
       const first = (await db.run(`UPDATE ${users} SET email_verified = ?, updated_at = ? WHERE id = ? AND email_verified = ?`, [true, now, userId, false])).changes === 1;
       if (first) {
         endSessions = voidTokens = true;
-        if (proof.kind === 'magic_link') await db.run(`UPDATE ${users} SET password_hash = ? WHERE id = ? AND password_proven = ?`, [VOID_PASSWORD, userId, false]);
+        if (proof.kind === 'magic_link' || !proof.confirmsPassword) await db.run(`UPDATE ${users} SET password_hash = ? WHERE id = ? AND password_proven = ?`, [VOID_PASSWORD, userId, false]);
       }
     }
     if (endSessions) await db.run(`DELETE FROM ${db.t('_bp_user_sessions')} WHERE user_id = ?`, [userId]);

@@ -20,6 +20,7 @@ import { PurposeTokens } from './purpose-tokens.ts';
 import { FunctionService } from './functions.ts';
 import { SandboxPool } from '../functions/pool.ts';
 import type { SecretBox } from '../lib/secret-box.ts';
+import { subjectDigest } from '../lib/tokens.ts';
 import { systemResolver, type Resolver } from '../lib/net-guard.ts';
 import { emailApiMailer, smtpMailer } from '../email/mailer.ts';
 
@@ -62,7 +63,9 @@ export function buildServices(engine: Engine, config: Config, clock: Clock, opts
     emailapi: (key) => emailApiMailer(key, { baseUrl: config.email.apiBaseUrl, timeoutMs: config.email.timeoutMs }),
   };
   const hasher = argon2Hasher(config.argon2);
-  const throttle = new LoginThrottle(engine.platform, clock);
+  // rate-limit subjects are keyed with the master key, so every node sharing it counts alike
+  const subjects = subjectDigest(opts.secrets.mac('rate-limit subjects'));
+  const throttle = new LoginThrottle(engine.platform, clock, subjects);
   const tables = new TableService(engine, clock);
   const log = opts.log ?? stderrLog;
   const policies = new PolicyService(engine, tables, clock, log);
@@ -101,6 +104,6 @@ export function buildServices(engine: Engine, config: Config, clock: Clock, opts
     authSettings,
     emailTemplates,
     emailConfig,
-    emailFlows: new EmailFlowService(engine, endUsers, hasher, authSettings, emailConfig, emailTemplates, new EmailRateLimit(clock), new PurposeTokens(clock), projectName, log),
+    emailFlows: new EmailFlowService(engine, endUsers, hasher, authSettings, emailConfig, emailTemplates, new EmailRateLimit(clock, subjects), new PurposeTokens(clock, (db, id) => endUsers.lock(db, id)), projectName, log),
   };
 }

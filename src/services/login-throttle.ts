@@ -1,36 +1,42 @@
 // Failed-login throttle (CONTRACT §0): after 10 failures for one email from one IP within 15
 // minutes, further attempts get 429 with Retry-After; successful calls never count. Counted in the
-// platform database so every node shares it; subjects are stored as digests, never as the raw
-// address pair.
+// platform database so every node shares it; subjects are stored as keyed digests, never as the
+// raw address pair. IPv6 clients are counted by their /64 (ipKey, as the email rate limit does).
 //
 // An attempt is counted before its password is checked, in one transaction that first locks a row
 // per subject (an upsert, which PostgreSQL row-locks until commit; SQLite transactions are serial
 // anyway), so of any number of concurrent attempts, on any number of nodes, only as many are
 // evaluated as the limit has room for. While its password is checked the attempt is pending; a
 // wrong password settles it as a failure, any other outcome (success, 403, an error) removes it.
-// A pending attempt whose process died is never removed: it counts as a failure for its window.
+// A pending attempt whose process died is never removed: it counts as a failure for its window, and
+// once older than PENDING_BOUND_MS it is taken for one when telling the client how long to wait.
 import type { Db } from '../storage/engine.ts';
 import type { Clock } from '../lib/clock.ts';
 import { newId } from '../lib/ids.ts';
-import { subjectDigest } from '../lib/tokens.ts';
+import type { SubjectDigest } from '../lib/tokens.ts';
+import { ipKey } from '../lib/client-ip.ts';
 import { tooManyRequests } from '../errors.ts';
 
 export const LOGIN_FAILURE_LIMIT = 10;
 export const LOGIN_WINDOW_MS = 15 * 60 * 1000;
+/** Longer than any password check: an attempt pending for longer belongs to a process that died. */
+export const PENDING_BOUND_MS = 60 * 1000;
 
 export class LoginThrottle {
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
+    private readonly digest: SubjectDigest,
   ) {}
 
   /**
-   * Runs `evaluate` as one counted attempt, or throws 429 when the subject has no room left.
-   * `evaluate` answers null for wrong credentials (the attempt then stays counted as a failure) or
-   * the result of a success (the attempt is removed); an error it throws removes the attempt too.
+   * Runs `evaluate` as one counted attempt of `who` (an email, an account id) from `ip`, or throws
+   * 429 when that subject has no room left in `scope`. `evaluate` answers null for wrong credentials
+   * (the attempt then stays counted as a failure) or the result of a success (the attempt is
+   * removed); an error it throws removes the attempt too.
    */
-  async attempt<T>(scope: string, email: string, ip: string, evaluate: () => Promise<T | null>): Promise<T | null> {
-    const id = await this.count(scope, subjectDigest(email, ip));
+  async attempt<T>(scope: string, who: string, ip: string, evaluate: () => Promise<T | null>): Promise<T | null> {
+    const id = await this.count(scope, this.digest(who, ipKey(ip)));
     let result: T | null;
     try {
       result = await evaluate();
@@ -63,9 +69,11 @@ export class LoginThrottle {
         [scope, subject, since],
       );
       if (rows.length >= LOGIN_FAILURE_LIMIT) {
-        const failures = rows.filter((r) => r.pending !== true && r.pending !== 1);
-        // full of settled failures: room comes when the oldest that keeps it full leaves the window;
-        // otherwise attempts still being checked may succeed (and be removed) any moment
+        const abandoned = now.getTime() - PENDING_BOUND_MS;
+        const failures = rows.filter((r) => (r.pending !== true && r.pending !== 1) || Date.parse(r.at) <= abandoned);
+        // full of failures (settled, or left pending by a dead process): room comes when the oldest
+        // that keeps it full leaves the window; otherwise attempts still being checked may succeed
+        // (and be removed) any moment
         const retryMs = failures.length >= LOGIN_FAILURE_LIMIT ? Date.parse(failures[failures.length - LOGIN_FAILURE_LIMIT]!.at) + LOGIN_WINDOW_MS - now.getTime() : 1000;
         throw tooManyRequests(retryMs / 1000);
       }

@@ -1,9 +1,10 @@
 // Single-use, purpose-scoped email tokens (SPEC 2 "Tokens", 8): 64 hex characters from the CSPRNG,
-// stored as SHA-256 with the purpose and an expiry. Consuming is one DELETE ... RETURNING, so of any
-// number of concurrent uses exactly one gets the row.
+// stored as SHA-256 with the purpose and an expiry, at most one per user and purpose. Consuming is
+// one DELETE ... RETURNING, so of any number of concurrent uses exactly one gets the row.
 import type { Db } from '../storage/engine.ts';
 import type { Clock } from '../lib/clock.ts';
 import { hashToken, isTokenShaped, newToken } from '../lib/tokens.ts';
+import type { EndUser } from './end-users.ts';
 
 export type Purpose = 'magic_link' | 'password_reset' | 'email_verification' | 'email_change';
 
@@ -16,20 +17,25 @@ export const PURPOSE_TTL_MS: Record<Purpose, number> = {
 };
 
 export class PurposeTokens {
-  constructor(private readonly clock: Clock) {}
+  constructor(
+    private readonly clock: Clock,
+    /** EndUserService.lock: locks the user row, answers the user as it is now (undefined: gone) */
+    private readonly lockUser: (db: Db, userId: number) => Promise<EndUser | undefined>,
+  ) {}
 
   /**
-   * A new token for the user; earlier unused tokens of the same purpose stop working. With `guard`,
-   * the token is issued only if the guard, run first in the same transaction, says so (null otherwise).
+   * A new token for the user, replacing any unused token of the same purpose (at most one lives per
+   * user and purpose), if the user still exists and `guard`, given the user as it is under its row
+   * lock, says so; null otherwise. The user row is locked before the tokens are touched (the lock
+   * order of end-users.ts), so concurrent issues of one user queue and the last one's token lives.
    */
-  async issue(db: Db, userId: number, purpose: Purpose, newEmail?: string | null): Promise<string>;
-  async issue(db: Db, userId: number, purpose: Purpose, newEmail: string | null, guard: ((tx: Db) => Promise<boolean>) | undefined): Promise<string | null>;
-  async issue(db: Db, userId: number, purpose: Purpose, newEmail: string | null = null, guard?: (tx: Db) => Promise<boolean>): Promise<string | null> {
+  async issue(db: Db, userId: number, purpose: Purpose, newEmail: string | null, guard: (tx: Db, user: EndUser) => Promise<boolean> | boolean): Promise<string | null> {
     const token = newToken();
     const now = this.clock.now();
     const table = db.t('_bp_email_tokens');
     const issued = await db.tx(async (tx) => {
-      if (guard && !(await guard(tx))) return false;
+      const user = await this.lockUser(tx, userId);
+      if (!user || !(await guard(tx, user))) return false;
       await tx.run(`DELETE FROM ${table} WHERE user_id = ? AND purpose = ?`, [userId, purpose]);
       await tx.run(`INSERT INTO ${table} (token_hash, purpose, user_id, new_email, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)`, [
         hashToken(token),

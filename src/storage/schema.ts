@@ -44,6 +44,14 @@ export function platformMigrations(t: Q, y: SchemaTypes): Migration[] {
           PRIMARY KEY (scope, subject))`,
       ],
     },
+    {
+      // the throttle's opportunistic clean-up deletes by `at` alone
+      name: '0003_throttle_cleanup_indexes',
+      statements: [
+        `CREATE INDEX "auth_failures_at" ON ${t('auth_failures')} (at)`,
+        `CREATE INDEX "auth_throttle_locks_at" ON ${t('auth_throttle_locks')} (at)`,
+      ],
+    },
   ];
 }
 
@@ -108,6 +116,19 @@ export function projectMigrations(t: Q, y: SchemaTypes): Migration[] {
       // password was chosen by whoever holds the address, so the address's first verification keeps it
       name: '0005_password_proven',
       statements: [`ALTER TABLE ${t('_bp_users')} ADD COLUMN password_proven ${y.bool} NOT NULL DEFAULT FALSE`],
+    },
+    {
+      // at most one live token per user and purpose (a newer request replaces the older token):
+      // tokens that concurrent requests used to leave side by side are cut to the newest first
+      name: '0006_one_token_per_purpose',
+      statements: [
+        `DELETE FROM ${t('_bp_email_tokens')} WHERE EXISTS (SELECT 1 FROM ${t('_bp_email_tokens')} newer
+          WHERE newer.user_id = ${t('_bp_email_tokens')}.user_id AND newer.purpose = ${t('_bp_email_tokens')}.purpose
+          AND (newer.created_at > ${t('_bp_email_tokens')}.created_at
+            OR (newer.created_at = ${t('_bp_email_tokens')}.created_at AND newer.token_hash > ${t('_bp_email_tokens')}.token_hash)))`,
+        `CREATE UNIQUE INDEX "_bp_email_tokens_user_purpose" ON ${t('_bp_email_tokens')} (user_id, purpose)`,
+        `DROP INDEX ${t('_bp_email_tokens_user')}`,
+      ],
     },
   ];
 }

@@ -166,6 +166,25 @@ await describeEngines('platform accounts', (ctx) => {
     assert.equal(me.body.id, account.id);
   });
 
+  test('current_password is throttled like a login: after 10 wrong ones per account and IP, 429 with Retry-After', async () => {
+    const t = ctx();
+    const { token, account, password } = await registerAccount(t);
+    const patch = (body: unknown, ip = '127.0.0.1') =>
+      t.app.inject({ method: 'PATCH', url: '/auth/me', payload: JSON.stringify(body), headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, remoteAddress: ip });
+    // a right one never counts
+    assert.equal((await patch({ password, current_password: password })).statusCode, 200);
+    for (let i = 0; i < 10; i++) assert.equal((await patch({ password: 'a brand new password', current_password: `guess number ${i}` })).statusCode, 403);
+    const limited = await patch({ password: 'a brand new password', current_password: password });
+    assert.equal(limited.statusCode, 429);
+    assert.equal(JSON.parse(limited.body).code, 'rate_limited');
+    const retry = Number(limited.headers['retry-after']);
+    assert.ok(retry > 0 && retry <= 15 * 60, `Retry-After ${retry}`);
+    // its own scope: logins of the account are not affected, nor are other clients
+    assert.equal((await t.req('POST', '/auth/login', { body: { email: account.email, password } })).status, 200);
+    assert.equal((await patch({ name: 'renamed without a password' })).statusCode, 200);
+    assert.equal((await patch({ password: 'a brand new password', current_password: password }, '198.51.100.9')).statusCode, 200);
+  });
+
   test('password change ends every other session at once and keeps the current one', async () => {
     const t = ctx();
     const { token, account, password } = await registerAccount(t);

@@ -1,8 +1,10 @@
 // End-user email flows (SPEC 4.6, 7, 8; CONTRACT §6) on every engine, delivered through a real SMTP
 // server: magic link, password reset, verification, email change, confirmation required, the
 // redirect_url rules, single-use purpose tokens (also under concurrency), no account enumeration,
-// the per-recipient and per-IP rate limits counted in the database, and what an address's first
-// verification ends (CONTRACT §10: the pre-registration takeover), also with requests in flight.
+// the per-recipient and per-IP rate limits counted in the database, what an address's first
+// verification ends (CONTRACT §10: the pre-registration takeover), also with requests in flight, and
+// tokens issued in the background step (under the user's row lock: no deadlock, no stale address,
+// one live token per purpose).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { describeEngines, registerAccount, createProject, expectError, uniqueEmail, type TestApp, type Reply } from '../support/app.ts';
@@ -10,6 +12,11 @@ import { startSmtpCapture, type SmtpCapture, type CapturedMail } from '../suppor
 import { smtpMailer } from '../../src/email/mailer.ts';
 import type { MailerFactory } from '../../src/services/email-config.ts';
 import { authOf } from '../../src/services/end-users.ts';
+import { PurposeTokens } from '../../src/services/purpose-tokens.ts';
+import { PgDb } from '../../src/storage/postgres/postgres-db.ts';
+import { hashToken } from '../../src/lib/tokens.ts';
+import { migrate } from '../../src/storage/migrate.ts';
+import { projectMigrations } from '../../src/storage/schema.ts';
 
 let smtp: SmtpCapture;
 before(async () => {
@@ -117,9 +124,52 @@ function hold<O extends object>(obj: O, method: keyof O & string, when: (...args
   return { reached, release, restore: () => void ((obj as Record<string, unknown>)[method] = original) };
 }
 
+/**
+ * PostgreSQL: makes the first statement given to `run` that matches `pattern` wait, once it has run
+ * (its row locks held, its transaction open), until release(); `reached` resolves then.
+ */
+function pauseAfter(pattern: RegExp) {
+  const original = PgDb.prototype.run;
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  let arrive!: () => void;
+  const reached = new Promise<void>((r) => (arrive = r));
+  let paused = false;
+  PgDb.prototype.run = async function (this: PgDb, sql, params) {
+    const result = await original.call(this, sql, params);
+    if (!paused && pattern.test(sql)) {
+      paused = true;
+      arrive();
+      await gate;
+    }
+    return result;
+  };
+  return { reached, release, restore: () => void (PgDb.prototype.run = original) };
+}
+
+/** The background issue's replacement of the older token, which row-locks it (PurposeTokens.issue). */
+const REPLACE_TOKEN = /DELETE FROM \S+ WHERE user_id = \? AND purpose = \?/;
+
+/** PostgreSQL: resolves once a statement in the test database waits for a lock, or `done` holds. */
+async function untilLockWait(t: TestApp, done: () => Promise<boolean> = async () => false): Promise<void> {
+  for (;;) {
+    const r = await t.engine.platform.get<{ n: number | string }>(
+      `SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+    );
+    if (Number(r?.n) > 0 || (await done())) return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** The stored email tokens of a user (by purpose, or all). */
+async function tokenRows(f: Fixture, userId: number, purpose?: string): Promise<{ token_hash: string; purpose: string }[]> {
+  const db = await f.t.engine.project(f.pid);
+  return db.all(`SELECT token_hash, purpose FROM ${db.t('_bp_email_tokens')} WHERE user_id = ?${purpose ? ' AND purpose = ?' : ''}`, purpose ? [userId, purpose] : [userId]);
+}
+
 await describeEngines(
   'email flows',
-  (ctx) => {
+  (ctx, kind) => {
     test('magic link: 200 { ok }, an email with the site-URL link; consume gives a session and marks the email verified', async () => {
       const f = await fixture(ctx());
       const { email } = await f.register();
@@ -363,13 +413,16 @@ await describeEngines(
     });
 
     test('email change: the link goes to the new address only; confirm applies it and marks it verified', async () => {
-      const f = await fixture(ctx());
-      const { email, token: session } = await f.register();
+      // a verified account, so that the change is not also the address's first verification (below)
+      const f = await fixture(ctx(), { confirm: true });
+      const { email } = await f.register();
+      assert.equal((await f.post('verify/confirm', { token: (await f.lastLink(email)).token })).status, 200);
+      const session = (await f.post('login', { email, password: PASSWORD })).body.token as string;
       const newEmail = uniqueEmail('new');
       expectError(await f.post('email-change/request', { new_email: newEmail }), 401);
       expectError(await f.post('email-change/request', { new_email: newEmail }, { user: 'd'.repeat(64) }), 401);
       const before = (await f.mailTo(email)).length;
-      const res = await f.post('email-change/request', { new_email: newEmail }, { user: session! });
+      const res = await f.post('email-change/request', { new_email: newEmail }, { user: session });
       assert.deepEqual(res.body, { ok: true });
       const { token, mail } = await f.lastLink(newEmail);
       assert.equal(mail.subject, 'Confirm your new email address for Flow App');
@@ -636,26 +689,62 @@ await describeEngines(
       assert.equal(after.body.user.email_verified, true);
     });
 
-    test('verify/confirm on an unverified account ends every earlier session and voids pending links; the registration password keeps working', async () => {
+    test('verify/confirm on an unverified account ends every earlier session, voids pending links and the registration password', async () => {
       const f = await fixture(ctx());
-      const { email, token: first } = await f.register();
-      const second = (await f.post('login', { email, password: PASSWORD })).body.token;
-      const inbox = uniqueEmail('inbox');
-      await f.post('email-change/request', { new_email: inbox }, { user: first! });
+      // the attacker registers the victim's address (no confirmation required: a session at once)
+      const email = uniqueEmail('victim');
+      const attacker = await f.post('register', { email, password: ATTACKER_PASSWORD });
+      assert.equal(attacker.status, 201);
+      const second = (await f.post('login', { email, password: ATTACKER_PASSWORD })).body.token as string;
+      const inbox = uniqueEmail('attacker-inbox');
+      await f.post('email-change/request', { new_email: inbox }, { user: attacker.body.token });
       const change = (await f.lastLink(inbox)).token;
+      // ... and asks for the verification link, which the owner of the address clicks
       await f.post('verify/resend', { email });
       const done = await f.post('verify/confirm', { token: (await f.lastLink(email)).token });
       assert.equal(done.status, 200);
       assert.equal(done.body.user.email_verified, true);
-      for (const old of [first!, second]) expectError(await me(f, old), 401);
+      for (const old of [attacker.body.token, second]) expectError(await me(f, old), 401);
       expectError(await f.post('email-change/confirm', { token: change }), 400, 'invalid_token');
-      // SPEC 4.6: the confirmed registration's password logs in
-      const login = await f.post('login', { email, password: PASSWORD });
+      // CONTRACT §10: the password predates the verification; it answers like an unknown address
+      const voided = expectError(await f.post('login', { email, password: ATTACKER_PASSWORD }), 401, 'invalid_credentials');
+      assert.deepEqual(voided, expectError(await f.post('login', { email: uniqueEmail('ghost'), password: ATTACKER_PASSWORD }), 401));
+      // the owner sets a password through "forgot password"
+      await f.post('password/forgot', { email });
+      assert.equal((await f.post('password/reset', { token: (await f.lastLink(email)).token, password: 'the owner password' })).status, 200);
+      const login = await f.post('login', { email, password: 'the owner password' });
       assert.equal(login.status, 200);
-      assert.equal((await me(f, login.body.token)).body.email_verified, true);
+      assert.equal(login.body.user.email_verified, true);
     });
 
-    test('email-change/confirm: on an unverified account it is the first verification (sessions end, the password stays)', async () => {
+    test('verify/confirm keeps a password set through a reset link before it (its sessions still end)', async () => {
+      const f = await fixture(ctx());
+      const { email } = await f.register();
+      await f.post('password/forgot', { email });
+      assert.equal((await f.post('password/reset', { token: (await f.lastLink(email)).token, password: 'the owner password' })).status, 200);
+      const before = (await f.post('login', { email, password: 'the owner password' })).body.token as string;
+      await f.post('verify/resend', { email });
+      assert.equal((await f.post('verify/confirm', { token: (await f.lastLink(email)).token })).status, 200);
+      expectError(await me(f, before), 401);
+      assert.equal((await f.post('login', { email, password: 'the owner password' })).status, 200);
+    });
+
+    test('require_email_confirmation: verify/confirm confirms the registration password (SPEC 4.6) and still ends earlier sessions', async () => {
+      // sessions of an unverified user exist where confirmation was switched on after they began
+      const f = await fixture(ctx());
+      const { email, token: early } = await f.register();
+      const cfg = await f.t.req('PUT', `/projects/${f.pid}/auth/email-config`, { token: f.owner, body: { require_email_confirmation: true } });
+      assert.equal(cfg.status, 200, JSON.stringify(cfg.body));
+      expectError(await f.post('login', { email, password: PASSWORD }), 403, 'email_not_verified');
+      await f.post('verify/resend', { email });
+      assert.equal((await f.post('verify/confirm', { token: (await f.lastLink(email)).token })).status, 200);
+      expectError(await me(f, early!), 401);
+      const login = await f.post('login', { email, password: PASSWORD });
+      assert.equal(login.status, 200);
+      assert.equal(login.body.user.email_verified, true);
+    });
+
+    test('email-change/confirm: on an unverified account it is the first verification (sessions end, the password is void)', async () => {
       const f = await fixture(ctx());
       const { email, token: first } = await f.register();
       const second = (await f.post('login', { email, password: PASSWORD })).body.token;
@@ -665,13 +754,26 @@ await describeEngines(
       assert.equal(done.status, 200);
       assert.equal(done.body.user.email_verified, true);
       for (const old of [first!, second]) expectError(await me(f, old), 401);
+      expectError(await f.post('login', { email: next, password: PASSWORD }), 401, 'invalid_credentials');
+    });
+
+    test('require_email_confirmation: email-change/confirm on an unverified account ends earlier sessions, the password stays', async () => {
+      const f = await fixture(ctx());
+      const { token: session } = await f.register();
+      const cfg = await f.t.req('PUT', `/projects/${f.pid}/auth/email-config`, { token: f.owner, body: { require_email_confirmation: true } });
+      assert.equal(cfg.status, 200, JSON.stringify(cfg.body));
+      const next = uniqueEmail('next');
+      await f.post('email-change/request', { new_email: next }, { user: session! });
+      const done = await f.post('email-change/confirm', { token: (await f.lastLink(next)).token });
+      assert.equal(done.status, 200);
+      assert.equal(done.body.user.email_verified, true);
+      expectError(await me(f, session!), 401);
       assert.equal((await f.post('login', { email: next, password: PASSWORD })).status, 200);
     });
 
     test('already verified accounts: a magic link or an email change ends nothing; sessions see the new address at once', async () => {
-      const f = await fixture(ctx());
+      const f = await fixture(ctx(), { confirm: true });
       const { email } = await f.register();
-      await f.post('verify/resend', { email });
       assert.equal((await f.post('verify/confirm', { token: (await f.lastLink(email)).token })).status, 200);
       const session = (await f.post('login', { email, password: PASSWORD })).body.token;
       await f.post('magic-link', { email });
@@ -797,6 +899,175 @@ await describeEngines(
       const { token } = await f.lastLink(email);
       assert.equal((await f.t.req('DELETE', `/projects/${f.pid}/end-users/${user.id}`, { token: f.owner })).status, 204);
       expectError(await f.post('password/reset', { token, password: 'a brand new password' }), 400, 'invalid_token');
+    });
+
+    // ---- tokens issued in the background step, after the request has answered: the user row is
+    // locked first, and the request's view of the user is checked again under that lock
+
+    if (kind === 'postgres') {
+      // SQLite runs one transaction at a time: these interleavings exist on PostgreSQL only
+      test('a token issued while email-change/confirm runs for the same user: both complete, no deadlock, and the stale link is void', async () => {
+        const f = await fixture(ctx());
+        const warned = f.t.warnings.length;
+        const { email, token: session } = await f.register();
+        const next = uniqueEmail('next');
+        await f.post('email-change/request', { new_email: next }, { user: session! });
+        const change = (await f.lastLink(next)).token;
+        await f.post('magic-link', { email });
+        await f.mailTo(email); // an older magic-link token exists: the next issue row-locks it
+        const paused = pauseAfter(REPLACE_TOKEN);
+        let confirm: Promise<Reply>;
+        try {
+          assert.deepEqual((await f.post('magic-link', { email })).body, { ok: true });
+          await paused.reached;
+          confirm = f.post('email-change/confirm', { token: change });
+          await untilLockWait(f.t);
+        } finally {
+          paused.release();
+          paused.restore();
+        }
+        const done = await confirm;
+        assert.equal(done.status, 200, JSON.stringify(done.body));
+        assert.equal(done.body.user.email, next);
+        // the link went out before the change (it was issued first) and the change voided it
+        expectError(await f.post('magic-link/consume', { token: (await f.lastLink(email)).token }), 400, 'invalid_token');
+        assert.deepEqual(f.t.warnings.slice(warned), []);
+      });
+
+      test("a token issued while the owner deletes the user: 204, no deadlock, nothing left", async () => {
+        const f = await fixture(ctx());
+        const warned = f.t.warnings.length;
+        const { email, user } = await f.register();
+        await f.post('password/forgot', { email });
+        await f.mailTo(email);
+        const paused = pauseAfter(REPLACE_TOKEN);
+        let removal: Promise<Reply>;
+        try {
+          assert.deepEqual((await f.post('password/forgot', { email })).body, { ok: true });
+          await paused.reached;
+          removal = f.t.req('DELETE', `/projects/${f.pid}/end-users/${user.id}`, { token: f.owner });
+          await untilLockWait(f.t);
+        } finally {
+          paused.release();
+          paused.restore();
+        }
+        assert.equal((await removal).status, 204);
+        await f.t.services.emailFlows.settle();
+        assert.deepEqual(f.t.warnings.slice(warned), []);
+        assert.deepEqual(await tokenRows(f, user.id), []);
+      });
+
+      test('two requests whose tokens are issued at the same time leave one live token, the later one', async () => {
+        const f = await fixture(ctx());
+        const { email, user } = await f.register();
+        const paused = pauseAfter(REPLACE_TOKEN);
+        try {
+          await f.post('magic-link', { email });
+          await paused.reached;
+          await f.post('magic-link', { email });
+          // the second issue waits for the user's lock (or, unlocked, completes beside the first)
+          await untilLockWait(f.t, async () => (await tokenRows(f, user.id, 'magic_link')).length > 0);
+        } finally {
+          paused.release();
+          paused.restore();
+        }
+        const mailed = (await f.mailTo(email)).map(tokenOf);
+        assert.equal(mailed.length, 2);
+        const live = await tokenRows(f, user.id, 'magic_link');
+        assert.equal(live.length, 1, 'one live token per user and purpose');
+        assert.ok(mailed.map(hashToken).includes(live[0]!.token_hash));
+      });
+    }
+
+    test('a link whose token would be issued after the account left the address is neither issued nor sent', async () => {
+      const f = await fixture(ctx());
+      for (const [purpose, path] of [
+        ['password_reset', 'password/forgot'],
+        ['magic_link', 'magic-link'],
+      ] as const) {
+        const { email, user, token: session } = await f.register();
+        const next = uniqueEmail('next');
+        await f.post('email-change/request', { new_email: next }, { user: session! });
+        const change = (await f.lastLink(next)).token;
+        const sent = (await f.mailTo(email)).length;
+        // the request has answered; its background step is about to issue the token
+        const held = hold(PurposeTokens.prototype, 'issue', (_db: unknown, _id: unknown, p: unknown) => p === purpose);
+        try {
+          assert.deepEqual((await f.post(path, { email })).body, { ok: true });
+          await held.reached;
+          assert.equal((await f.post('email-change/confirm', { token: change })).status, 200);
+        } finally {
+          held.release();
+          held.restore();
+        }
+        assert.equal((await f.mailTo(email)).length, sent, `${purpose}: nothing goes to the address the account left`);
+        assert.deepEqual(await tokenRows(f, user.id, purpose), [], purpose);
+      }
+    });
+
+    test('a verification link whose token would be issued after the address was verified is neither issued nor sent', async () => {
+      const f = await fixture(ctx());
+      const { email, user } = await f.register();
+      await f.post('magic-link', { email });
+      const magic = (await f.lastLink(email)).token;
+      const sent = (await f.mailTo(email)).length;
+      const held = hold(PurposeTokens.prototype, 'issue', (_db: unknown, _id: unknown, p: unknown) => p === 'email_verification');
+      try {
+        assert.deepEqual((await f.post('verify/resend', { email })).body, { ok: true });
+        await held.reached;
+        assert.equal((await f.post('magic-link/consume', { token: magic })).status, 200);
+      } finally {
+        held.release();
+        held.restore();
+      }
+      assert.equal((await f.mailTo(email)).length, sent);
+      assert.deepEqual(await tokenRows(f, user.id, 'email_verification'), []);
+    });
+
+    test('a link for a user the owner removes before its token is issued: nothing issued or sent, nothing logged', async () => {
+      const f = await fixture(ctx());
+      const warned = f.t.warnings.length;
+      const { email, user } = await f.register();
+      const held = hold(PurposeTokens.prototype, 'issue', (_db: unknown, _id: unknown, p: unknown) => p === 'password_reset');
+      try {
+        assert.deepEqual((await f.post('password/forgot', { email })).body, { ok: true });
+        await held.reached;
+        assert.equal((await f.t.req('DELETE', `/projects/${f.pid}/end-users/${user.id}`, { token: f.owner })).status, 204);
+      } finally {
+        held.release();
+        held.restore();
+      }
+      assert.equal((await f.mailTo(email)).length, 0);
+      assert.deepEqual(f.t.warnings.slice(warned), []);
+      assert.deepEqual(await tokenRows(f, user.id), []);
+    });
+
+    test('one token per user and purpose is a rule of the store; its migration keeps the newest of earlier duplicates', async () => {
+      const f = await fixture(ctx());
+      const { email, user } = await f.register();
+      const other = await f.register();
+      const db = await f.t.engine.project(f.pid);
+      const tokens = db.t('_bp_email_tokens');
+      const insert = (hash: string, userId: number, purpose: string, at: string) =>
+        db.run(`INSERT INTO ${tokens} (token_hash, purpose, user_id, new_email, created_at, expires_at) VALUES (?, ?, ?, NULL, ?, ?)`, [hash, purpose, userId, at, '2999-01-01T00:00:00.000Z']);
+      await insert('a'.repeat(64), user.id, 'magic_link', '2026-01-01T00:00:00.000Z');
+      await assert.rejects(insert('b'.repeat(64), user.id, 'magic_link', '2026-01-01T00:00:01.000Z'));
+      // the store as it was before the migration, with what concurrent requests could leave in it
+      await db.run(`DROP INDEX ${db.t('_bp_email_tokens_user_purpose')}`);
+      await db.run(`CREATE INDEX "_bp_email_tokens_user" ON ${tokens} (user_id, purpose)`);
+      await db.run(`DELETE FROM ${db.t('_bp_migrations')} WHERE name = ?`, ['0006_one_token_per_purpose']);
+      await insert('b'.repeat(64), user.id, 'magic_link', '2026-01-01T00:00:02.000Z');
+      await insert('c'.repeat(64), user.id, 'magic_link', '2026-01-01T00:00:01.000Z');
+      await insert('d'.repeat(64), user.id, 'password_reset', '2026-01-01T00:00:00.000Z');
+      await insert('e'.repeat(64), other.user.id, 'magic_link', '2026-01-01T00:00:00.000Z');
+      // the earlier steps are recorded as done, so the types they use are never read
+      assert.deepEqual(await migrate(db, projectMigrations((n) => db.t(n), { ts: '', bool: '', bigint: '', serial: '' })), ['0006_one_token_per_purpose']);
+      const left = await db.all<{ token_hash: string }>(`SELECT token_hash FROM ${tokens} WHERE user_id IN (?, ?) ORDER BY token_hash`, [user.id, other.user.id]);
+      assert.deepEqual(left.map((r) => r.token_hash[0]), ['b', 'd', 'e']);
+      await assert.rejects(insert('f'.repeat(64), user.id, 'magic_link', '2026-01-01T00:00:03.000Z'));
+      // the flows work on the migrated store
+      await f.post('magic-link', { email });
+      assert.equal((await f.post('magic-link/consume', { token: (await f.lastLink(email)).token })).status, 200);
     });
   },
   // one trusted proxy: the client is the last X-Forwarded-For address (the inject socket is the proxy)

@@ -1,13 +1,17 @@
 // The failed-login throttle (CONTRACT §0) under concurrency, on every engine and across two server
 // processes on one PostgreSQL: an attempt is counted before its password is checked, so of 100
 // simultaneous wrong passwords for one email from one IP exactly 10 are evaluated (argon2 runs 10
-// times) and 90 get 429; a success removes its own attempt, so successes never count.
+// times) and 90 get 429; a success removes its own attempt, so successes never count. Also: how
+// clients are keyed (IPv6 by /64), attempts left pending by a dead process, keyed subject digests
+// and the clean-up's index.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { describeEngines, registerAccount, createProject, uniqueEmail, expectError, type TestApp, type Reply } from '../support/app.ts';
 import { createTestDatabase, testEngines, type TestDatabase } from '../support/postgres.ts';
+import { PENDING_BOUND_MS } from '../../src/services/login-throttle.ts';
+import { subjectDigest } from '../../src/lib/tokens.ts';
 
 const PASSWORD = 'the right password';
 const WINDOW_S = 15 * 60;
@@ -63,10 +67,16 @@ function tally(results: Reply[]): { 401: number; 429: number; other: number } {
   return out;
 }
 
+/** A POST from the client address `ip` (the socket's: TRUST_PROXY is off here). */
+async function postFrom(t: TestApp, url: string, body: unknown, ip: string): Promise<Reply> {
+  const res = await t.app.inject({ method: 'POST', url, payload: JSON.stringify(body), headers: { 'content-type': 'application/json' }, remoteAddress: ip });
+  return { status: res.statusCode, body: res.body ? JSON.parse(res.body) : null, headers: res.headers };
+}
+
 interface Door {
   what: string;
-  /** a fresh subject: an email with the right password, and a login call */
-  setup(t: TestApp): Promise<{ email: string; login(email: string, password: string): Promise<Reply> }>;
+  /** a fresh subject: an email with the right password, and a login call (from 127.0.0.1 unless `ip`) */
+  setup(t: TestApp): Promise<{ email: string; login(email: string, password: string, ip?: string): Promise<Reply> }>;
 }
 
 const doors: Door[] = [
@@ -74,7 +84,7 @@ const doors: Door[] = [
     what: 'platform accounts',
     async setup(t) {
       const { account } = await registerAccount(t, { password: PASSWORD });
-      return { email: account.email, login: (email, password) => t.req('POST', '/auth/login', { body: { email, password } }) };
+      return { email: account.email, login: (email, password, ip = '127.0.0.1') => postFrom(t, '/auth/login', { email, password }, ip) };
     },
   },
   {
@@ -84,12 +94,12 @@ const doors: Door[] = [
       const project = await createProject(t, owner.token);
       const email = uniqueEmail('eu');
       assert.equal((await t.req('POST', `/${project.id}/auth/register`, { body: { email, password: PASSWORD } })).status, 201);
-      return { email, login: (e, password) => t.req('POST', `/${project.id}/auth/login`, { body: { email: e, password } }) };
+      return { email, login: (e, password, ip = '127.0.0.1') => postFrom(t, `/${project.id}/auth/login`, { email: e, password }, ip) };
     },
   },
 ];
 
-await describeEngines('login throttle under concurrency', (ctx) => {
+await describeEngines('login throttle under concurrency', (ctx, kind) => {
   for (const door of doors) {
     test(`${door.what}: of 100 concurrent wrong passwords exactly 10 are checked (401), 90 get 429 with Retry-After`, async () => {
       const t = ctx();
@@ -173,6 +183,42 @@ await describeEngines('login throttle under concurrency', (ctx) => {
       expectError(await login(email, PASSWORD), 429, 'rate_limited');
     });
 
+    test(`${door.what}: attempts left pending by a process that died count as failures for Retry-After once older than a minute`, async () => {
+      const t = ctx();
+      const { email, login } = await door.setup(t);
+      // ten checks that never finish, as if their node had died during them
+      const held = holdChecks(t, 10);
+      let stuck: Promise<Reply>[];
+      try {
+        stuck = Array.from({ length: 10 }, (_, i) => login(email, `wrong password ${i}`));
+        await until(() => held.started >= 10);
+        const busy = await login(email, PASSWORD);
+        expectError(busy, 429, 'rate_limited');
+        assert.equal(busy.headers['retry-after'], '1', 'while they may still be checked');
+        t.clock.advance(PENDING_BOUND_MS + 1000);
+        const later = await login(email, PASSWORD);
+        expectError(later, 429, 'rate_limited');
+        const retry = Number(later.headers['retry-after']);
+        assert.ok(retry > WINDOW_S - PENDING_BOUND_MS / 1000 - 60 && retry <= WINDOW_S - PENDING_BOUND_MS / 1000, `Retry-After ${retry}`);
+      } finally {
+        held.release();
+        held.restore();
+      }
+      assert.deepEqual(tally(await Promise.all(stuck)), { 401: 10, 429: 0, other: 0 });
+    });
+
+    test(`${door.what}: IPv6 clients are counted by their /64, IPv4-mapped addresses as the IPv4 address`, async () => {
+      const t = ctx();
+      const v6 = await door.setup(t);
+      for (let i = 0; i < 10; i++) expectError(await v6.login(v6.email, `wrong password ${i}`, '2001:db8:1:1::1'), 401, 'invalid_credentials');
+      for (const ip of ['2001:db8:1:1::2', '2001:db8:1:1:dead:beef:0:1', '2001:DB8:1:1:0::9']) expectError(await v6.login(v6.email, PASSWORD, ip), 429, 'rate_limited');
+      assert.equal((await v6.login(v6.email, PASSWORD, '2001:db8:1:2::1')).status, 200, 'another /64 is another client');
+      const v4 = await door.setup(t);
+      for (let i = 0; i < 10; i++) expectError(await v4.login(v4.email, `wrong password ${i}`, '198.51.100.7'), 401, 'invalid_credentials');
+      expectError(await v4.login(v4.email, PASSWORD, '::ffff:198.51.100.7'), 429, 'rate_limited');
+      assert.equal((await v4.login(v4.email, PASSWORD, '198.51.100.8')).status, 200);
+    });
+
     test(`${door.what}: concurrent successes leave nothing counted`, async () => {
       const t = ctx();
       const { email, login } = await door.setup(t);
@@ -185,16 +231,39 @@ await describeEngines('login throttle under concurrency', (ctx) => {
     });
   }
 
-  test('the throttle stores digests, never the email or the IP', async () => {
+  test('the throttle stores digests keyed with the master key, never the email or the IP', async () => {
     const t = ctx();
     const { email, login } = await doors[0]!.setup(t);
     expectError(await login(email, 'wrong password'), 401);
     const db = t.engine.platform;
+    const plain = createHash('sha256').update(`${email}\u0000127.0.0.1`).digest('hex');
+    const keyed = subjectDigest(t.secrets.mac('rate-limit subjects'))(email, '127.0.0.1');
     for (const table of ['auth_failures', 'auth_throttle_locks']) {
       const rows = await db.all<Record<string, unknown>>(`SELECT * FROM ${db.t(table)}`);
       assert.ok(rows.length > 0, table);
       const text = JSON.stringify(rows);
       assert.ok(!text.includes(email) && !text.includes('127.0.0.1'), `${table}: ${text}`);
+      // an unkeyed digest could be recomputed from a list of addresses by whoever reads the table
+      assert.ok(!text.includes(plain), `${table}: unkeyed digest`);
+      assert.ok(rows.some((r) => r.subject === keyed), `${table}: keyed digest`);
+    }
+  });
+
+  test('the clean-up of old attempts and lock rows (by `at` alone) uses an index', async () => {
+    const t = ctx();
+    const db = t.engine.platform;
+    for (const [table, index] of [
+      ['auth_failures', 'auth_failures_at'],
+      ['auth_throttle_locks', 'auth_throttle_locks_at'],
+    ]) {
+      const sql = `DELETE FROM ${db.t(table)} WHERE at <= ?`;
+      const at = new Date().toISOString();
+      // the tables are small here, so PostgreSQL is told to avoid sequential scans where it can
+      const plan = await db.tx(async (tx) => {
+        if (kind === 'postgres') await tx.run('SET LOCAL enable_seqscan = off');
+        return tx.all<Record<string, unknown>>(`${kind === 'postgres' ? 'EXPLAIN' : 'EXPLAIN QUERY PLAN'} ${sql}`, [at]);
+      });
+      assert.match(JSON.stringify(plan), new RegExp(index), `${table}: ${JSON.stringify(plan)}`);
     }
   });
 });

@@ -1,7 +1,7 @@
 // Small pure helpers of the email path: the per-IP rate-limit key and the sender display name.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ipKey } from '../../src/services/email-rate-limit.ts';
+import { ipKey } from '../../src/lib/client-ip.ts';
 import { displayName } from '../../src/email/mailer.ts';
 
 const KEYS: Array<[string, string]> = [

@@ -28,7 +28,7 @@ export function accountRoutes(app: FastifyInstance, accounts: AccountService): v
   app.patch<{ Body: S.AccountPatch }>(
     '/auth/me',
     { schema: { tags, security, summary: 'Update the account (email/password need current_password)', body: S.AccountPatch }, onRequest: auth },
-    async (req) => accounts.update(callerOf(req), req.body),
+    async (req) => accounts.update(callerOf(req), req.body, req.ip),
   );
 
   app.delete('/auth/me', { schema: { tags, security, summary: 'Delete the account and all its projects' }, onRequest: auth }, async (req, reply) => {
