@@ -129,7 +129,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     tokenTtlMs: 30 * DAY_MS,
     statementTimeoutMs,
     postgres: Object.freeze({
-      poolSize: int(env, 'PG_POOL_SIZE', 10, 1, 1000),
+      // at least 3: two connections stay out of the projects' share for the platform's own queries
+      poolSize: int(env, 'PG_POOL_SIZE', 10, 3, 1000),
       connectTimeoutMs: int(env, 'PG_CONNECT_TIMEOUT_MS', 5000, 100, 600000),
       queryTimeoutMs: queryTimeout(env, statementTimeoutMs),
       keepAliveMs: int(env, 'PG_KEEPALIVE_MS', 10000, 1000, 7200000),

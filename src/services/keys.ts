@@ -1,6 +1,6 @@
 // Project API keys (SPEC 4.3, CONTRACT §4): stored as SHA-256 only, looked up in the project's own
 // store on every request (no cache), so revocation and expiry act at once on every node.
-import { StorageFull, type Engine } from '../storage/engine.ts';
+import type { Engine } from '../storage/engine.ts';
 import type { Clock } from '../lib/clock.ts';
 import { newId, isId } from '../lib/ids.ts';
 import { newToken, hashToken, isTokenShaped } from '../lib/tokens.ts';
@@ -119,10 +119,8 @@ export class KeyService {
     if (!row || (row.expires_at !== null && Date.parse(row.expires_at) <= now.getTime()))
       throw unauthorized('invalid_api_key', 'The API key is unknown, revoked or expired.');
     if (row.last_used_at === null || now.getTime() - Date.parse(row.last_used_at) > LAST_USED_RESOLUTION_MS) {
-      // bookkeeping: a full disk must not turn a read into a 507
-      await db.run(`UPDATE ${db.t('_bp_keys')} SET last_used_at = ? WHERE id = ?`, [now.toISOString(), row.id]).catch((err: unknown) => {
-        if (!(err instanceof StorageFull)) throw err;
-      });
+      // bookkeeping: a full disk or a project's write lock held by a long write must not delay or fail a read
+      await db.runBestEffort(`UPDATE ${db.t('_bp_keys')} SET last_used_at = ? WHERE id = ?`, [now.toISOString(), row.id]);
     }
     return { keyId: row.id, permissions: new Set(JSON.parse(row.permissions) as Permission[]) };
   }

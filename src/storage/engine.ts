@@ -12,6 +12,11 @@ export interface Db {
   all<T = Record<string, unknown>>(sql: string, params?: readonly SqlParam[]): Promise<T[]>;
   get<T = Record<string, unknown>>(sql: string, params?: readonly SqlParam[]): Promise<T | undefined>;
   run(sql: string, params?: readonly SqlParam[]): Promise<{ changes: number }>;
+  /**
+   * A write whose loss is harmless (bookkeeping such as a key's last use): it never waits for a
+   * write lock another connection holds, and a full disk skips it instead of failing the request.
+   */
+  runBestEffort(sql: string, params?: readonly SqlParam[]): Promise<void>;
   /** Runs fn in one transaction; nested calls join the outer transaction. */
   tx<T>(fn: (db: Db) => Promise<T>): Promise<T>;
 }

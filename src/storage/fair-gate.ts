@@ -1,13 +1,19 @@
 // Shares a fixed number of slots (worker threads, database connections) among tenants. A tenant
 // holds at most `perKey` slots at once; when a slot frees up, the tenants that wait are served in
-// turn (round robin), so a tenant with a long queue of slow work delays only itself. A job that
-// cannot start within `maxWaitMs` is refused with 503 `project_busy`.
+// turn (round robin), so a tenant with a long queue of slow work delays only itself. The last
+// `reserve` free slots go only to tenants with nothing running, so that two tenants at their share
+// cannot fill every slot. A job that cannot start within `maxWaitMs`, or that would queue behind
+// `maxQueue` jobs of its own tenant, is refused with 503 `project_busy`.
 import { AppError } from '../errors.ts';
 
 export interface FairGateOptions {
   capacity: number;
   perKey: number;
   maxWaitMs: number;
+  /** slots kept for tenants with nothing running (default: a quarter of the capacity, rounded down) */
+  reserve?: number;
+  /** jobs of one tenant that may wait (default: 8 per slot of its share) */
+  maxQueue?: number;
 }
 
 interface Waiter {
@@ -24,9 +30,13 @@ export class FairGate {
   /** Waiting tenants in service order: Map iteration order is the round-robin ring. */
   private readonly queues = new Map<string, Waiter[]>();
   private total = 0;
+  private readonly reserve: number;
+  private readonly maxQueue: number;
 
   constructor(private readonly opts: FairGateOptions) {
     if (opts.capacity < 1 || opts.perKey < 1) throw new Error('a fair gate needs at least one slot');
+    this.reserve = Math.min(opts.reserve ?? Math.floor(opts.capacity / 4), opts.capacity - 1);
+    this.maxQueue = opts.maxQueue ?? 8 * opts.perKey;
   }
 
   async run<T>(key: string, job: () => Promise<T>): Promise<T> {
@@ -45,6 +55,9 @@ export class FairGate {
       this.take(key);
       return Promise.resolve();
     }
+    const queued = this.queues.get(key)?.length ?? 0;
+    // a waiting job holds its request (body included) in memory: a tenant's queue is bounded
+    if (queued >= this.maxQueue) return Promise.reject(projectBusy());
     return new Promise<void>((resolve, reject) => {
       const waiter: Waiter = {
         resolve,
@@ -71,7 +84,9 @@ export class FairGate {
   }
 
   private hasRoom(key: string): boolean {
-    return this.total < this.opts.capacity && (this.running.get(key) ?? 0) < this.opts.perKey;
+    const running = this.running.get(key) ?? 0;
+    const free = this.opts.capacity - this.total;
+    return free > 0 && running < this.opts.perKey && (running === 0 || free > this.reserve);
   }
 
   private take(key: string): void {

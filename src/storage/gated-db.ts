@@ -30,6 +30,10 @@ export class GatedDb implements Db {
     return this.gate.run(this.key, () => this.inner.run(sql, params));
   }
 
+  runBestEffort(sql: string, params?: readonly SqlParam[]): Promise<void> {
+    return this.gate.run(this.key, () => this.inner.runBestEffort(sql, params));
+  }
+
   /** One slot for the whole transaction: its statements run on the connection it holds. */
   tx<T>(fn: (db: Db) => Promise<T>): Promise<T> {
     return this.gate.run(this.key, () => this.inner.tx(fn));

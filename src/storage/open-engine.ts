@@ -1,6 +1,6 @@
 import type { Engine } from './engine.ts';
 import type { Config } from '../config.ts';
-import { SqliteEngine, type SqliteEngineOptions } from './sqlite/sqlite-engine.ts';
+import { SqliteEngine } from './sqlite/sqlite-engine.ts';
 import { PostgresEngine, type PostgresOptions } from './postgres/postgres-engine.ts';
 
 export type EngineOptions = Parameters<typeof openEngine>[0];
@@ -27,13 +27,11 @@ export async function openEngine(opts: {
   postgres?: Omit<PostgresOptions, 'statementTimeoutMs' | 'perProject'>;
   /** worker threads of the embedded engine */
   sqliteWorkers?: number;
-  onOpenSqliteProject?: SqliteEngineOptions['onOpenProject'];
 }): Promise<Engine> {
   const perProject = opts.projectConcurrency ?? undefined;
   if (opts.databaseUrl) return PostgresEngine.open(opts.databaseUrl, { ...opts.postgres, statementTimeoutMs: opts.statementTimeoutMs, perProject });
   return SqliteEngine.open({
     dataDir: opts.dataDir,
-    onOpenProject: opts.onOpenSqliteProject,
     statementTimeoutMs: opts.statementTimeoutMs,
     workers: opts.sqliteWorkers,
     perProject,

@@ -23,6 +23,7 @@ function countStatements(t: TestApp): { stop: () => { statements: number; shapes
     all: (sql, params) => (seen(sql), db.all(sql, params)),
     get: (sql, params) => (seen(sql), db.get(sql, params)),
     run: (sql, params) => (seen(sql), db.run(sql, params)),
+    runBestEffort: (sql, params) => (seen(sql), db.runBestEffort(sql, params)),
     tx: (fn) => db.tx((inner) => fn(wrap(inner))),
   });
   engine.project = async (id) => wrap(await original.call(t.engine, id));

@@ -5,12 +5,15 @@
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { describeEngines, expectError } from '../support/app.ts';
+import type { SqliteEngine } from '../../src/storage/sqlite/sqlite-engine.ts';
 import { dataPlane, type DataPlane } from '../support/data-plane.ts';
 
 const ROWS = 20000;
 const BATCH = 2000;
-// every condition makes the engine lower-case and match a 400-character value, for every row
-const WORST_FILTER = `or=(${Array.from({ length: 100 }, (_, i) => `body.ilike.*${'ab'.repeat(8)}${i}*`).join(',')})`;
+// (99 conditions, one short of the limit of a logic tree) every condition makes the engine lower-case and match a 400-character value, for every row
+const WORST_FILTER = `or=(${Array.from({ length: 99 }, (_, i) => `body.ilike.*${'ab'.repeat(8)}${i}*`).join(',')})`;
+// the same, ending with a condition every row meets: a write that completed would touch them all
+const WORST_WRITE_FILTER = WORST_FILTER.replace(/\)$/, ',id.gt.0)');
 
 /** Runs `b` repeatedly until `a` settles; returns a's reply and how many b replies arrived before it. */
 async function whileRunning<T>(a: Promise<T>, b: () => Promise<{ status: number }>): Promise<{ a: T; bDone: number; bStatuses: Set<number> }> {
@@ -32,9 +35,11 @@ async function whileRunning<T>(a: Promise<T>, b: () => Promise<{ status: number 
 
 await describeEngines(
   'tenant isolation: one project cannot stall another',
-  (ctx) => {
+  (ctx, kind) => {
     let A: DataPlane;
     let B: DataPlane;
+    /** SQLite: a statement stopped at its deadline must not cost (replace) a worker thread */
+    const workersStarted = () => (kind === 'sqlite' ? (ctx().engine as SqliteEngine).workersStarted : 0);
     const readB = () => B.rest('GET', 'notes?limit=5');
 
     before(async () => {
@@ -53,16 +58,18 @@ await describeEngines(
     });
 
     test('the worst filter with an exact count ends with 503 query_timeout while B keeps answering', async () => {
+      const started = workersStarted();
       const worst = A.rest('GET', `docs?${WORST_FILTER}&order=body.desc`, { headers: { prefer: 'count=exact' } });
       const run = await whileRunning(worst, readB);
       expectError(run.a, 503, 'query_timeout');
       assert.deepEqual([...run.bStatuses], [200]);
       assert.ok(run.bDone >= 3, `project B answered only ${run.bDone} requests while A's query ran`);
+      assert.equal(workersStarted(), started, 'the statement was interrupted, not its worker replaced');
     });
 
     test('the worst filtered bulk update and delete end with 503 query_timeout and change nothing', async () => {
       for (const method of ['PATCH', 'DELETE']) {
-        const worst = A.rest(method, `docs?${WORST_FILTER}`, method === 'PATCH' ? { body: { body: 'x' } } : {});
+        const worst = A.rest(method, `docs?${WORST_WRITE_FILTER}`, method === 'PATCH' ? { body: { body: 'x' } } : {});
         const run = await whileRunning(worst, readB);
         expectError(run.a, 503, 'query_timeout');
         assert.ok(run.bDone >= 3, `${method}: project B answered only ${run.bDone} requests`);
@@ -88,6 +95,17 @@ await describeEngines(
       assert.ok(reads.bDone >= 3, `project B answered only ${reads.bDone} reads before A's first query ended`);
       assert.deepEqual([...owner.bStatuses], [200]);
       assert.ok(owner.bDone >= 1, "the owner's GET /projects did not answer while A's queries ran");
+    });
+
+    test('two projects flooding with their worst queries still leave room: a third project keeps answering', async () => {
+      const C = await dataPlane(ctx());
+      await C.createTable('docs', [{ name: 'body', type: 'text' }]);
+      await C.rest('POST', 'docs', { body: Array.from({ length: BATCH }, (_, i) => ({ body: `${i} `.padEnd(400, 'abcdefghij') })), headers: { prefer: 'return=minimal' } });
+      const flood = [A, C].flatMap((p) => Array.from({ length: 6 }, () => p.rest('GET', `docs?${WORST_FILTER}`, { headers: { prefer: 'count=exact' } })));
+      const reads = await whileRunning(Promise.race(flood), readB);
+      await Promise.all(flood);
+      assert.deepEqual([...reads.bStatuses], [200]);
+      assert.ok(reads.bDone >= 3, `project B answered only ${reads.bDone} reads while two projects flooded`);
     });
 
     test('a 100,000-row bulk insert runs while B answers and A itself still logs users in', async () => {

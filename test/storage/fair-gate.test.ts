@@ -62,3 +62,30 @@ test('a job that throws gives its slot back', async () => {
   assert.equal(gate.inUse(), 0);
   assert.equal(await gate.run('a', async () => 1), 1);
 });
+
+test('the last free slots go to tenants with nothing running: two tenants at their share leave one for a third', async () => {
+  const gate = new FairGate({ capacity: 4, perKey: 2, maxWaitMs: 10000 }); // reserve: 1
+  const jobs = Array.from({ length: 4 }, () => held());
+  const runs = [gate.run('a', jobs[0]!.job), gate.run('a', jobs[1]!.job), gate.run('b', jobs[2]!.job), gate.run('b', jobs[3]!.job)];
+  await new Promise((r) => setImmediate(r));
+  assert.equal(gate.inUse('a'), 2);
+  assert.equal(gate.inUse('b'), 1, "b's second job would take the reserved slot");
+  let cRan = false;
+  await gate.run('c', async () => void (cRan = true));
+  assert.ok(cRan);
+  for (const j of jobs) j.release();
+  await Promise.all(runs);
+});
+
+test("a tenant's queue is bounded: beyond maxQueue waiting jobs, 503 project_busy at once", async () => {
+  const gate = new FairGate({ capacity: 1, perKey: 1, maxWaitMs: 10000, maxQueue: 2 });
+  const h = held();
+  const running = gate.run('a', h.job);
+  const waiting = [gate.run('a', async () => 1), gate.run('a', async () => 2)];
+  await assert.rejects(gate.run('a', async () => 3), (err: unknown) => err instanceof AppError && err.code === 'project_busy');
+  const b = gate.run('b', async () => 'b queues on its own');
+  h.release();
+  await running;
+  assert.deepEqual(await Promise.all(waiting), [1, 2]);
+  assert.equal(await b, 'b queues on its own');
+});

@@ -11,8 +11,7 @@ import { buildServices, type ServiceOptions, type Services } from '../../src/ser
 import { SecretBox } from '../../src/lib/secret-box.ts';
 import { randomBytes } from 'node:crypto';
 import type { Engine } from '../../src/storage/engine.ts';
-import { SqliteEngine } from '../../src/storage/sqlite/sqlite-engine.ts';
-import { PostgresEngine } from '../../src/storage/postgres/postgres-engine.ts';
+import { engineOptions, openEngine } from '../../src/storage/open-engine.ts';
 import { createTestDatabase, testEngines, type EngineName } from './postgres.ts';
 
 export type { EngineName };
@@ -56,23 +55,27 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-export const TEST_ENV = { LOG_LEVEL: 'silent', ARGON2_MEMORY_KIB: '1024', ARGON2_TIME_COST: '1' };
+export const TEST_ENV = { LOG_LEVEL: 'silent', ARGON2_MEMORY_KIB: '1024', ARGON2_TIME_COST: '1', PG_POOL_SIZE: '8' };
 
+/**
+ * The engine a configuration asks for, on a throw-away database (PostgreSQL) or directory (SQLite,
+ * unless `env.DATA_DIR` names one: then it is the caller's to remove), opened as main.ts opens it.
+ */
 export async function openTestEngine(
   kind: EngineName,
-  opts: { statementTimeoutMs?: number; dataDir?: string } = {},
-): Promise<{ engine: Engine; cleanup: () => Promise<void>; dataDir: string; databaseUrl: string | null }> {
-  const statementTimeoutMs = opts.statementTimeoutMs ?? 30000;
+  env: Record<string, string> = {},
+): Promise<{ engine: Engine; config: Config; cleanup: () => Promise<void> }> {
   if (kind === 'sqlite') {
-    const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'bp-test-'));
-    const engine = await SqliteEngine.open({ dataDir, statementTimeoutMs });
-    // a directory the caller gave is the caller's to remove
-    const cleanup = async () => void (opts.dataDir === undefined && rmSync(dataDir, { recursive: true, force: true }));
-    return { engine, dataDir, databaseUrl: null, cleanup };
+    const dataDir = env.DATA_DIR ?? mkdtempSync(join(tmpdir(), 'bp-test-'));
+    const config = loadConfig({ ...TEST_ENV, ...env, DATA_DIR: dataDir });
+    const engine = await openEngine(engineOptions(config));
+    const cleanup = async () => void (env.DATA_DIR === undefined && rmSync(dataDir, { recursive: true, force: true }));
+    return { engine, config, cleanup };
   }
   const db = await createTestDatabase();
-  const engine = await PostgresEngine.open(db.url, { poolSize: 5, statementTimeoutMs });
-  return { engine, dataDir: '', databaseUrl: db.url, cleanup: () => db.drop() };
+  const config = loadConfig({ ...TEST_ENV, ...env, DATABASE_URL: db.url });
+  const engine = await openEngine(engineOptions(config));
+  return { engine, config, cleanup: () => db.drop() };
 }
 
 export async function startTestApp(
@@ -81,8 +84,7 @@ export async function startTestApp(
   logStream?: { write(line: string): void },
   extra: Partial<ServiceOptions> = {},
 ): Promise<TestApp> {
-  const { engine, cleanup, dataDir, databaseUrl } = await openTestEngine(kind, { statementTimeoutMs: loadConfig({ ...TEST_ENV, ...env }).statementTimeoutMs, dataDir: env.DATA_DIR });
-  const config = loadConfig({ ...TEST_ENV, DATA_DIR: dataDir, ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}), ...env });
+  const { engine, config, cleanup } = await openTestEngine(kind, env);
   const clock = new TestClock();
   const warnings: Record<string, unknown>[] = [];
   const secrets = extra.secrets ?? new SecretBox(randomBytes(32));

@@ -146,6 +146,11 @@ export class PgDb implements Db {
     return { changes: (await this.query(sql, params)).rowCount ?? 0 };
   }
 
+  /** (row locks on bookkeeping rows are short: an ordinary write) */
+  async runBestEffort(sql: string, params: readonly SqlParam[] = []): Promise<void> {
+    await this.run(sql, params);
+  }
+
   async tx<T>(fn: (db: Db) => Promise<T>): Promise<T> {
     if (this.lease) return fn(this);
     const lease = await Lease.acquire(this.pool);

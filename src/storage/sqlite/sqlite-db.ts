@@ -6,6 +6,8 @@
 import type Database from 'better-sqlite3';
 import type { Db, SqlParam } from '../engine.ts';
 import { quoteIdent, UniqueViolation, NotNullViolation, QueryTimeout, StorageFull } from '../engine.ts';
+import { projectBusy } from '../fair-gate.ts';
+import { AppError } from '../../errors.ts';
 
 const CACHE_LIMIT = 500;
 /** how long a main-thread statement waits for another connection's write lock, asynchronously */
@@ -17,6 +19,8 @@ export function toSqlite(params: readonly SqlParam[]): unknown[] {
   return params.map((p) => (typeof p === 'boolean' ? (p ? 1 : 0) : p));
 }
 
+const isBusy = (err: unknown) => String((err as { code?: unknown })?.code ?? '').startsWith('SQLITE_BUSY');
+
 export function translateSqliteError(err: unknown): unknown {
   const e = err as { code?: string; message?: string };
   if (e?.code === 'SQLITE_CONSTRAINT_UNIQUE' || e?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY') {
@@ -24,6 +28,8 @@ export function translateSqliteError(err: unknown): unknown {
     return new UniqueViolation(m ? m[1]!.split('.').pop()! : null);
   }
   if (e?.code === 'SQLITE_INTERRUPT') return new QueryTimeout(); // the statement deadline (sqlite-deadline.ts)
+  // another connection of the project (a long write in a worker) held the write lock past the wait
+  if (isBusy(err)) return projectBusy();
   if (e?.code === 'SQLITE_CONSTRAINT_NOTNULL') {
     const m = /NOT NULL constraint failed: ([^\s,]+)/.exec(e.message ?? '');
     return new NotNullViolation(m ? m[1]!.split('.').pop()! : null);
@@ -38,6 +44,8 @@ export class SqliteDb implements Db {
   readonly kind = 'sqlite' as const;
   private statements = new Map<string, Database.Statement>();
   private lockedUntil: Promise<void> | null = null;
+  /** statements waiting for another connection's write lock */
+  private waiting = 0;
   private readonly inner: Db;
 
   constructor(readonly raw: Database.Database) {
@@ -49,6 +57,7 @@ export class SqliteDb implements Db {
       all: async (sql, params = []) => self.inTx(() => self.exec(sql, params, 'all')) as never,
       get: async (sql, params = []) => self.inTx(() => self.exec(sql, params, 'get')) as never,
       run: async (sql, params = []) => self.inTx(() => self.exec(sql, params, 'run')) as never,
+      runBestEffort: async (sql, params = []) => self.inTx(() => void self.exec(sql, params, 'run')),
       tx: (fn) => fn(self.inner),
     };
   }
@@ -95,9 +104,19 @@ export class SqliteDb implements Db {
       try {
         return op();
       } catch (err) {
-        if ((err as { code?: string }).code !== 'SQLITE_BUSY' || waited >= BUSY_WAIT_MS) throw translateSqliteError(err);
+        if (!isBusy(err) || waited >= BUSY_WAIT_MS) throw translateSqliteError(err);
       }
-      await sleep(pause);
+      await this.pause(pause);
+    }
+  }
+
+  /** A wait for the write lock; the connection counts as busy meanwhile (the LRU must not close it). */
+  private async pause(ms: number): Promise<void> {
+    this.waiting++;
+    try {
+      await sleep(ms);
+    } finally {
+      this.waiting--;
     }
   }
 
@@ -120,12 +139,21 @@ export class SqliteDb implements Db {
     return this.whenFree(() => this.exec(sql, params, 'run') as { changes: number });
   }
 
+  async runBestEffort(sql: string, params: readonly SqlParam[] = []): Promise<void> {
+    if (this.lockedUntil) await this.idle();
+    try {
+      this.exec(sql, params, 'run');
+    } catch (err) {
+      const e = translateSqliteError(err);
+      if (!(e instanceof StorageFull) && !(e instanceof AppError && e.code === 'project_busy')) throw e;
+    }
+  }
+
   async tx<T>(fn: (db: Db) => Promise<T>): Promise<T> {
-    await this.idle();
+    await this.begin();
     let release!: () => void;
     this.lockedUntil = new Promise<void>((r) => (release = r));
     try {
-      await this.whenFree(() => this.raw.exec('BEGIN IMMEDIATE'));
       try {
         const result = await fn(this.inner);
         // in WAL mode a full disk shows at COMMIT: translated like any statement's failure
@@ -141,8 +169,26 @@ export class SqliteDb implements Db {
     }
   }
 
-  /** True while a transaction is open (it spans awaits; single statements never do). */
+  /**
+   * Takes the write lock. While another connection holds it, this connection's other statements
+   * (reads need no lock in WAL mode) keep running: the transaction claims the connection only once
+   * BEGIN IMMEDIATE has succeeded, synchronously with it.
+   */
+  private async begin(): Promise<void> {
+    for (let waited = 0, pause = 1; ; waited += pause, pause = Math.min(pause * 2, 50)) {
+      await this.idle();
+      try {
+        this.raw.exec('BEGIN IMMEDIATE');
+        return;
+      } catch (err) {
+        if (!isBusy(err) || waited >= BUSY_WAIT_MS) throw translateSqliteError(err);
+      }
+      await this.pause(pause);
+    }
+  }
+
+  /** True while a transaction is open or a statement waits for the write lock (both span awaits). */
   get busy(): boolean {
-    return this.lockedUntil !== null;
+    return this.lockedUntil !== null || this.waiting > 0;
   }
 }

@@ -2,7 +2,6 @@
 // projects never contend for one writer and deleting a project deletes its file. The main thread
 // keeps a connection per open project for the platform's own records (keys, sessions, policies);
 // statements over a project's tables run in worker threads (sqlite-worker-pool.ts).
-import type Database from 'better-sqlite3';
 import { mkdirSync, rmSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ColumnType, Db, Dialect, Engine } from '../engine.ts';
@@ -14,7 +13,6 @@ import { openConnection, projectFile } from './sqlite-connection.ts';
 import { SqliteWorkerPool } from './sqlite-worker-pool.ts';
 import { sqliteDeadlineLibrary, sqliteWorkerScript } from './sqlite-build.ts';
 import { SqlitePolicyCompiler } from './sqlite-policy-compiler.ts';
-import { registerSqliteFunctions } from '../../policy-language/index.ts';
 
 const TYPES: SchemaTypes = { ts: 'TEXT', bool: 'INTEGER', bigint: 'INTEGER', serial: 'INTEGER PRIMARY KEY AUTOINCREMENT' };
 
@@ -48,8 +46,6 @@ export const sqliteDialect: Dialect = {
 
 export interface SqliteEngineOptions {
   dataDir: string;
-  /** Called on every project connection right after it opens (e.g. to register SQL functions). */
-  onOpenProject?: (db: Database.Database) => void;
   /** How many project files stay open at once (per thread). */
   maxOpenProjects?: number;
   /** Worker threads for statements over project tables (default 4). */
@@ -68,6 +64,8 @@ export class SqliteEngine implements Engine {
   readonly dialect = sqliteDialect;
   readonly platform: SqliteDb;
   private projects = new Map<string, SqliteDb>();
+  /** first opens under way: concurrent requests share one, never open (and leak) a second connection */
+  private opening = new Map<string, Promise<SqliteDb>>();
   private readonly projectDir: string;
   private readonly workers: SqliteWorkerPool;
 
@@ -77,14 +75,19 @@ export class SqliteEngine implements Engine {
     mkdirSync(this.projectDir, { recursive: true });
     this.platform = new SqliteDb(open(join(opts.dataDir, 'platform.db')));
     const workers = opts.workers ?? 4;
+    const statementTimeoutMs = opts.statementTimeoutMs ?? 30000;
     this.workers = new SqliteWorkerPool({
       script: sqliteWorkerScript(),
       deadlineLibrary: sqliteDeadlineLibrary(),
       projectDir: this.projectDir,
-      maxConnections: opts.maxOpenProjects ?? 256,
+      // the open files are shared out among the workers, so that they do not multiply them
+      maxConnections: Math.ceil((opts.maxOpenProjects ?? 256) / workers),
+      // a write waits for the lock at most as long as a statement may run (the busy handler
+      // ignores interrupts)
+      busyTimeoutMs: statementTimeoutMs || 5000,
       workers,
       perProject: opts.perProject ?? Math.ceil(workers / 2),
-      statementTimeoutMs: opts.statementTimeoutMs ?? 30000,
+      statementTimeoutMs,
     });
   }
 
@@ -98,20 +101,27 @@ export class SqliteEngine implements Engine {
     return projectFile(this.projectDir, projectId);
   }
 
-  private async openProject(projectId: string, create: boolean): Promise<SqliteDb> {
+  private openProject(projectId: string, create: boolean): Promise<SqliteDb> {
     const cached = this.projects.get(projectId);
     if (cached) {
       // refresh LRU position
       this.projects.delete(projectId);
       this.projects.set(projectId, cached);
-      return cached;
+      return Promise.resolve(cached);
     }
+    let opening = this.opening.get(projectId);
+    if (!opening) {
+      opening = this.openFile(projectId, create).finally(() => this.opening.delete(projectId));
+      this.opening.set(projectId, opening);
+    }
+    return opening;
+  }
+
+  private async openFile(projectId: string, create: boolean): Promise<SqliteDb> {
     const file = this.file(projectId);
     if (!create && !existsSync(file)) throw new Error(`project store ${projectId} is missing`);
-    const raw = open(file);
-    registerSqliteFunctions(raw);
-    this.opts.onOpenProject?.(raw);
-    const db = new SqliteDb(raw);
+    // (no bp_* functions here: statements that use them run in the workers)
+    const db = new SqliteDb(open(file));
     await migrate(db, projectMigrations(quoteIdent, TYPES));
     this.projects.set(projectId, db);
     // Close the least recently used files beyond the limit, never one inside an open transaction.
@@ -144,7 +154,7 @@ export class SqliteEngine implements Engine {
       this.projects.delete(projectId);
       conn.raw.close();
     }
-    await this.workers.closeProject(projectId);
+    this.workers.closeProject(projectId);
     const file = this.file(projectId);
     for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true });
   }
@@ -156,6 +166,11 @@ export class SqliteEngine implements Engine {
     } catch {
       return false;
     }
+  }
+
+  /** Worker threads started so far (tests: a statement past its deadline must not cost a worker). */
+  get workersStarted(): number {
+    return this.workers.started;
   }
 
   async close(): Promise<void> {

@@ -6,7 +6,8 @@
 import { Worker } from 'node:worker_threads';
 import { pathToFileURL } from 'node:url';
 import type { Db, SqlParam } from '../engine.ts';
-import { quoteIdent, QueryTimeout } from '../engine.ts';
+import { quoteIdent, QueryTimeout, StorageFull } from '../engine.ts';
+import { AppError } from '../../errors.ts';
 import { FairGate } from '../fair-gate.ts';
 import type { FromWorker, ToWorker, WorkerSetup } from './sqlite-worker-protocol.ts';
 import { toSqlite, translateSqliteError } from './sqlite-db.ts';
@@ -26,6 +27,8 @@ class SqlWorker {
   private readonly pending = new Map<number, Pending>();
   private nextId = 0;
   dead = false;
+  /** projects this worker has (or may have) a connection to */
+  readonly projects = new Set<string>();
 
   constructor(script: URL, setup: WorkerSetup) {
     this.thread = new Worker(script, { workerData: setup });
@@ -89,6 +92,9 @@ export class SqliteWorkerPool {
   private readonly live = new Set<SqlWorker>();
   private readonly gate: FairGate;
 
+  /** worker threads started so far (a replaced worker counts again) */
+  started = 0;
+
   constructor(private readonly opts: WorkerPoolOptions) {
     // waiting for a worker is bounded like a statement (30 s when statements are unbounded)
     this.gate = new FairGate({ capacity: opts.workers, perKey: opts.perProject, maxWaitMs: opts.statementTimeoutMs || 30000 });
@@ -110,6 +116,7 @@ export class SqliteWorkerPool {
     if (this.live.size === 0) for (let i = 0; i < this.opts.workers; i++) this.idle.push(this.spawn());
     return this.gate.run(projectId, async () => {
       const w = this.idle.pop() ?? this.spawn();
+      w.projects.add(projectId);
       try {
         return await job(w);
       } finally {
@@ -120,15 +127,24 @@ export class SqliteWorkerPool {
   }
 
   private spawn(): SqlWorker {
-    const { projectDir, maxConnections, deadlineLibrary } = this.opts;
-    const w = new SqlWorker(pathToFileURL(this.opts.script), { projectDir, maxConnections, deadlineLibrary });
+    const { projectDir, maxConnections, deadlineLibrary, busyTimeoutMs } = this.opts;
+    const w = new SqlWorker(pathToFileURL(this.opts.script), { projectDir, maxConnections, deadlineLibrary, busyTimeoutMs });
     this.live.add(w);
+    this.started++;
     return w;
   }
 
-  /** Closes every worker's connection to a project (before its files are deleted). */
-  async closeProject(projectId: string): Promise<void> {
-    await Promise.all([...this.live].map((w) => w.call({ t: 'close', project: projectId }, 0).catch(() => undefined)));
+  /**
+   * Asks the workers that opened a project to close it (its files are being deleted). Not awaited:
+   * a worker busy with another project's long statement would make the deletion wait for it, and
+   * an open connection to a deleted file harms nothing (a worker inside the project's transaction
+   * closes after it ends).
+   */
+  closeProject(projectId: string): void {
+    for (const w of this.live) {
+      if (!w.projects.delete(projectId)) continue;
+      w.call({ t: 'close', project: projectId }, 0).catch(() => undefined);
+    }
   }
 
   async close(): Promise<void> {
@@ -172,11 +188,19 @@ class WorkerDb implements Db {
     return this.query(sql, params, 'run') as Promise<{ changes: number }>;
   }
 
+  async runBestEffort(sql: string, params: readonly SqlParam[] = []): Promise<void> {
+    try {
+      await this.run(sql, params);
+    } catch (err) {
+      if (!(err instanceof StorageFull) && !(err instanceof AppError && err.code === 'project_busy')) throw err;
+    }
+  }
+
   tx<T>(fn: (db: Db) => Promise<T>): Promise<T> {
     if (this.pinned) return fn(this);
     return this.pool.withWorker(this.projectId, async (w) => {
-      await w.call({ t: 'begin', project: this.projectId, timeoutMs: this.pool.statementTimeoutMs }, this.pool.statementTimeoutMs);
       try {
+        await w.call({ t: 'begin', project: this.projectId, timeoutMs: this.pool.statementTimeoutMs }, this.pool.statementTimeoutMs);
         const result = await fn(new WorkerDb(this.pool, this.projectId, w));
         await w.call({ t: 'commit', project: this.projectId }, 0);
         return result;

@@ -5,6 +5,8 @@ export interface WorkerSetup {
   projectDir: string;
   /** project files a worker keeps open at once */
   maxConnections: number;
+  /** how long a write waits for another connection's write lock, blocking this worker */
+  busyTimeoutMs: number;
   /** the statement-deadline extension to load into every connection */
   deadlineLibrary: string;
 }

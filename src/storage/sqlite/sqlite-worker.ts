@@ -1,7 +1,8 @@
 // A worker thread that runs SQL against project files for the main thread, so that a slow
 // statement (a full scan, a large bulk insert) never blocks the event loop that serves every other
-// project. Each worker keeps its own connections (least recently used ones closed beyond a limit)
-// and bounds every statement with the native deadline (sqlite-deadline.ts).
+// project. Each worker keeps its own connections (least recently used ones closed beyond a limit,
+// each with a small page cache: every worker has its own) and bounds every statement with the
+// native deadline (sqlite-deadline.ts).
 import { parentPort, workerData } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
 import type { ToWorker, FromWorker, WorkerSetup } from './sqlite-worker-protocol.ts';
@@ -10,11 +11,15 @@ import { installDeadline } from './sqlite-deadline.ts';
 import { registerSqliteFunctions } from '../../policy-language/index.ts';
 
 const STATEMENT_CACHE = 200;
+// KiB of page cache per connection (SQLite's default is 2 MiB): workers multiply connections
+const CACHE_KIB = 512;
 
 interface Conn {
   db: Database.Database;
   setDeadline: (ms: number) => void;
   statements: Map<string, Database.Statement>;
+  /** the project was deleted during a transaction: close once it ends, never reopen meanwhile */
+  closing: boolean;
 }
 
 const setup = workerData as WorkerSetup;
@@ -27,9 +32,10 @@ function conn(projectId: string): Conn {
     conns.set(projectId, c);
     return c;
   }
-  const db = openConnection(projectFile(setup.projectDir, projectId), { mustExist: true });
+  const db = openConnection(projectFile(setup.projectDir, projectId), { mustExist: true, busyTimeoutMs: setup.busyTimeoutMs });
+  db.pragma(`cache_size = -${CACHE_KIB}`);
   registerSqliteFunctions(db);
-  c = { db, setDeadline: installDeadline(db, setup.deadlineLibrary), statements: new Map() };
+  c = { db, setDeadline: installDeadline(db, setup.deadlineLibrary), statements: new Map(), closing: false };
   conns.set(projectId, c);
   for (const [id, old] of conns) {
     if (conns.size <= setup.maxConnections) break;
@@ -65,31 +71,48 @@ function query(c: Conn, m: Extract<ToWorker, { t: 'q' }>): unknown {
   }
 }
 
-function handle(m: ToWorker): unknown {
-  if (m.t === 'close') {
-    conns.get(m.project)?.db.close();
-    conns.delete(m.project);
-    return null;
+function close(projectId: string): void {
+  const c = conns.get(projectId);
+  if (!c) return;
+  if (c.db.inTransaction) {
+    c.closing = true; // closing now would roll back, and the next statement would reopen in autocommit
+    return;
   }
+  conns.delete(projectId);
+  c.db.close();
+}
+
+function begin(c: Conn, timeoutMs: number): void {
+  c.setDeadline(timeoutMs);
+  try {
+    c.db.exec('BEGIN IMMEDIATE');
+  } finally {
+    c.setDeadline(0);
+  }
+}
+
+/** Ends the transaction; a project deleted meanwhile is closed now. */
+function end(c: Conn, projectId: string, sql: 'COMMIT' | 'ROLLBACK'): void {
+  try {
+    // an interrupted write may already have rolled the transaction back
+    if (sql === 'COMMIT' || c.db.inTransaction) c.db.exec(sql);
+  } finally {
+    if (c.closing && !c.db.inTransaction) close(projectId);
+  }
+}
+
+function handle(m: ToWorker): unknown {
+  if (m.t === 'close') return close(m.project) ?? null;
   const c = conn(m.project);
   switch (m.t) {
     case 'q':
       return query(c, m);
     case 'begin':
-      c.setDeadline(m.timeoutMs);
-      try {
-        c.db.exec('BEGIN IMMEDIATE');
-      } finally {
-        c.setDeadline(0);
-      }
-      return null;
+      return begin(c, m.timeoutMs) ?? null;
     case 'commit':
-      c.db.exec('COMMIT');
-      return null;
+      return end(c, m.project, 'COMMIT') ?? null;
     case 'rollback':
-      // an interrupted write may already have rolled the transaction back
-      if (c.db.inTransaction) c.db.exec('ROLLBACK');
-      return null;
+      return end(c, m.project, 'ROLLBACK') ?? null;
   }
 }
 
