@@ -4,6 +4,7 @@ import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { describeEngines, expectError, type TestApp } from '../support/app.ts';
 import { dataPlane, type DataPlane } from '../support/data-plane.ts';
+import type { RestRequest } from '../../src/services/rows/rows.ts';
 
 await describeEngines('rest passthrough writes', (ctx) => {
   let t: TestApp;
@@ -260,9 +261,11 @@ await describeEngines('rest passthrough writes', (ctx) => {
 });
 
 await describeEngines('rest passthrough engine parity', (ctx) => {
+  let t: TestApp;
   let d: DataPlane;
   before(async () => {
-    d = await dataPlane(ctx());
+    t = ctx();
+    d = await dataPlane(t);
     await d.createTable('things', [
       { name: 'body', type: 'text' },
       { name: 'meta', type: 'json' },
@@ -284,6 +287,35 @@ await describeEngines('rest passthrough engine parity', (ctx) => {
     let ok: unknown = 1;
     for (let i = 0; i < 100; i++) ok = [ok];
     assert.equal((await d.rest('POST', 'things', { body: { meta: ok } })).status, 201);
+  });
+
+  test('a json filter value nested deeper than 128 levels is 422 too_deep, not a crash; so is a json value from a function', async () => {
+    const deep = (n: number) => '['.repeat(n) + ']'.repeat(n);
+    await d.rest('POST', 'things', { body: { body: 'deep', meta: [] } });
+    for (const [method, op] of [['GET', 'eq'], ['PATCH', 'neq'], ['DELETE', 'eq']]) {
+      const res = await d.rest(method!, `things?meta=${op}.${deep(4000)}`, { body: method === 'PATCH' ? { body: 'x' } : undefined });
+      assert.deepEqual(expectError(res, 422, 'too_deep').details, { column: 'meta', limit: 128 });
+    }
+    expectError(await d.rest('GET', `things?or=(meta.eq.${deep(129)},body.eq.x)`), 422, 'too_deep');
+    assert.equal((await d.rest('GET', `things?meta=eq.${deep(128)}`)).status, 200);
+    assert.equal((await d.rest('GET', 'things?body=eq.deep')).body[0].meta.length, 0, 'unchanged');
+    // context.db hands a function's values to the passthrough without the HTTP body's depth check
+    let value: unknown = 1;
+    for (let i = 0; i < 10_000; i++) value = [value];
+    const request: RestRequest = {
+      projectId: d.pid,
+      table: 'things',
+      rowId: null,
+      method: 'POST',
+      query: new URLSearchParams(),
+      prefer: undefined,
+      accept: undefined,
+      range: undefined,
+      body: { meta: value },
+      key: { keyId: 'k', permissions: new Set(['select', 'insert'] as const) },
+      auth: null,
+    };
+    await assert.rejects(t.services.rows.handle(request), { status: 422, code: 'invalid_value', details: { column: 'meta', reason: 'too_deep' } });
   });
 
   test('ilike folds Unicode case the same way on both engines; a trailing backslash is literal', async () => {
