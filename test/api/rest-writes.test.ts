@@ -318,6 +318,17 @@ await describeEngines('rest passthrough engine parity', (ctx) => {
     await assert.rejects(t.services.rows.handle(request), { status: 422, code: 'invalid_value', details: { column: 'meta', reason: 'too_deep' } });
   });
 
+  test('a 256-character pattern ending in a lone backslash matches it literally on both engines', async () => {
+    const value = `${'a'.repeat(255)}\\`;
+    await d.rest('POST', 'things', { body: [{ body: value }, { body: 'other' }] });
+    for (const op of ['like', 'ilike']) {
+      const res = await d.rest('GET', `things?select=body&body=${op}.${encodeURIComponent(value)}`);
+      assert.deepEqual(res.body, [{ body: value }], op);
+      const not = await d.rest('GET', `things?select=body&body=not.${op}.${encodeURIComponent(value)}`);
+      assert.ok(!not.body.some((r: { body: string }) => r.body === value), `not.${op}`);
+    }
+  });
+
   test('ilike folds Unicode case the same way on both engines; a trailing backslash is literal', async () => {
     await d.rest('POST', 'things', { body: [{ body: 'ÉCOLE' }, { body: 'école' }, { body: 'Straße' }, { body: 'back\\' }] });
     const e = await d.rest('GET', `things?select=body&body=ilike.${encodeURIComponent('é*')}&order=body`);
