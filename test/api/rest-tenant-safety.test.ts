@@ -86,6 +86,22 @@ await describeEngines('rest passthrough tenant safety', (ctx) => {
     assert.equal(withSelect.headers['content-range'], '0-2/3');
   });
 
+  test('a key without select cannot filter a per-row write: 404 against 204 would answer the filter', async () => {
+    await d.createTable('lockers', [{ name: 'pin', type: 'text' }]);
+    const [id] = ids(await d.rest('POST', 'lockers', { body: { pin: '7301' } }));
+    const before = await stored('lockers');
+    for (const [method, key] of [['PATCH', d.keys.update], ['PUT', d.keys.update], ['DELETE', d.keys.delete]] as const) {
+      for (const guess of ['7*', '8*']) {
+        const body = method === 'DELETE' ? undefined : { pin: 'x' };
+        const res = await d.rest(method, `lockers/${id}?pin=like.${guess}`, { key, body, headers: { prefer: 'return=minimal' } });
+        assert.equal(expectError(res, 403, 'insufficient_permission').details.permission, 'select', `${method} ${guess}`);
+      }
+    }
+    assert.deepEqual(await stored('lockers'), before);
+    assert.equal((await d.rest('PATCH', `lockers/${id}`, { key: d.keys.update, body: { pin: '0000' } })).status, 204, 'by id alone it may write');
+    assert.equal((await d.rest('PATCH', `lockers?pin=like.0*`, { key: d.keys.update, body: { pin: '1' } })).status, 200, 'and filter the collection');
+  });
+
   test('PATCH, DELETE and per-row routes touch, count and return only rows the SELECT policies show', async () => {
     const table = await d.createTable('diary', [
       { name: 'owner', type: 'integer', default: '$auth.id' },

@@ -83,6 +83,39 @@ await describeEngines('rest passthrough writes', (ctx) => {
     expectError(await d.rest('POST', `notes/1`, { body: { body: 'x' } }), 405);
   });
 
+  test('per-row routes AND their filters with the id: a row that does not match is 404 and unchanged', async () => {
+    const row = (await d.rest('POST', 'notes', { body: { slug: 'occ', n: 1 } })).body[0];
+    const unchanged = async () => assert.deepEqual((await d.rest('GET', `notes/${row.id}`)).body, row);
+    expectError(await d.rest('GET', `notes/${row.id}?n=eq.2`), 404, 'not_found');
+    assert.deepEqual((await d.rest('GET', `notes/${row.id}?or=(n.eq.2,slug.eq.occ)`)).body, row);
+    for (const method of ['PATCH', 'PUT', 'DELETE']) {
+      const body = method === 'DELETE' ? undefined : { body: 'lost update', slug: 'occ' };
+      expectError(await d.rest(method, `notes/${row.id}?n=eq.2`, { body }), 404, 'not_found');
+      await unchanged();
+    }
+    // optimistic concurrency: the write names the version it read
+    const patched = await d.rest('PATCH', `notes/${row.id}?n=eq.1`, { body: { n: 2 } });
+    assert.equal(patched.body.n, 2);
+    expectError(await d.rest('PATCH', `notes/${row.id}?n=eq.1`, { body: { n: 3 } }), 404, 'not_found');
+    assert.equal((await d.rest('DELETE', `notes/${row.id}?n=eq.2`)).status, 204);
+    expectError(await d.rest('GET', `notes/${row.id}`), 404, 'not_found');
+  });
+
+  test('Preference-Applied names only the preferences the answer honours', async () => {
+    await d.rest('POST', 'notes', { body: { slug: 'pref' } });
+    const all = 'resolution=merge-duplicates, missing=default, count=exact';
+    for (const method of ['PATCH', 'DELETE']) {
+      const res = await d.rest(method, 'notes?slug=eq.zzz', { body: method === 'PATCH' ? { n: 1 } : undefined, headers: { prefer: all } });
+      assert.equal(res.headers['preference-applied'], 'count=exact', method);
+    }
+    const inserted = await d.rest('POST', 'notes?on_conflict=slug', { body: { slug: 'pref' }, headers: { prefer: `return=minimal, ${all}` } });
+    assert.equal(inserted.headers['preference-applied'], 'return=minimal, count=exact, resolution=merge-duplicates, missing=default');
+    const blind = { prefer: 'return=representation, count=exact' };
+    assert.equal((await d.rest('PATCH', 'notes?slug=eq.pref', { key: d.keys.update, body: { n: 1 }, headers: blind })).headers['preference-applied'], undefined);
+    assert.equal((await d.rest('POST', 'notes', { key: d.keys.insert, body: {}, headers: blind })).headers['preference-applied'], undefined);
+    assert.equal((await d.rest('POST', 'notes', { key: d.keys.insert, body: {}, headers: { prefer: 'return=minimal' } })).headers['preference-applied'], 'return=minimal');
+  });
+
   test('upsert: merge-duplicates and ignore-duplicates on a unique column and on id', async () => {
     await d.rest('POST', 'notes', { body: { slug: 'up', body: 'v1', n: 1 } });
     const merged = await d.rest('POST', 'notes?on_conflict=slug', {

@@ -2,10 +2,12 @@
 // permissions and the row-level-security policies applied on every route.
 //
 // Row security follows PostgreSQL's: a write that reads existing values (the filter of PATCH and
-// DELETE, the id of a per-row route, the existing row of an upsert) touches only rows that pass the
-// SELECT policies too, and returns only rows that pass them after the write. Reading existing values
-// needs the key's `select` permission (PostgreSQL: WHERE and RETURNING need SELECT), so without it a
-// write gets no count and no representation, cannot ask for a single object, and filters by id only.
+// DELETE, the id and filters of a per-row route, the existing row of an upsert) touches only rows
+// that pass the SELECT policies too, and returns only rows that pass them after the write. Reading
+// existing values needs the key's `select` permission (PostgreSQL: WHERE and RETURNING need
+// SELECT), so without it a write gets no count and no representation, cannot ask for a single
+// object, and cannot filter a per-row write (whose 404 would answer the filter); it may still
+// filter a write on the collection, whose answer does not depend on what matched.
 import type { Db, Engine, SqlParam } from '../../storage/engine.ts';
 import { quoteIdent, UniqueViolation, NotNullViolation } from '../../storage/engine.ts';
 import type { Clock } from '../../lib/clock.ts';
@@ -56,8 +58,6 @@ const PERMISSION_OF: Record<RestRequest['method'], Permission> = {
 const notSingle = (n: number) => new AppError(406, 'not_single', 'JSON object requested, multiple (or no) rows returned.', `The result contains ${n} rows`);
 const needsSelect = (why: string) => forbidden('insufficient_permission', `${why} It needs the 'select' permission.`, { permission: 'select' });
 
-/** Whether a filter reads no column but `id`. */
-
 function where(parts: (Sql | null)[]): Sql {
   const present = parts.filter((p): p is Sql => p !== null);
   if (present.length === 0) return { sql: '', params: [] };
@@ -99,7 +99,7 @@ export class RowService {
       if (!/^[1-9]\d{0,15}$/.test(r.rowId) || !Number.isSafeInteger(Number(r.rowId))) throw notFound('row');
       rowId = Number(r.rowId);
     }
-    if (r.method !== 'GET' && r.method !== 'HEAD') this.refuseBlindReads(r, single);
+    if (r.method !== 'GET' && r.method !== 'HEAD') this.refuseBlindReads(r, q, rowId, single);
     try {
       switch (r.method) {
         case 'GET':
@@ -121,11 +121,14 @@ export class RowService {
     }
   }
 
-  /** A single-object write returns the written row, which is a read: without `select` it is
-   * refused before any work, since even 406 against 200 would tell whether a filter matched. (Counts
+  /** A single-object write returns the written row, and a per-row write with a filter answers 404
+   * when the row does not match it: both are reads, so without `select` they are refused before any
+   * work (even 406 against 200, or 404 against 204, would tell whether a filter matched). (Counts
    * and representations are left out of blind writes where they are produced.) */
-  private refuseBlindReads(r: RestRequest, single: boolean): void {
-    if (single && !r.key.permissions.has('select')) throw needsSelect('A single-object response returns the written row.');
+  private refuseBlindReads(r: RestRequest, q: ParsedQuery, rowId: number | null, single: boolean): void {
+    if (r.key.permissions.has('select')) return;
+    if (single) throw needsSelect('A single-object response returns the written row.');
+    if (rowId !== null && q.filter && r.method !== 'POST') throw needsSelect('A filter on a single-row write tells whether the row matches it.');
   }
 
   private orderSql(scope: Scope, q: ParsedQuery): string {
@@ -170,7 +173,7 @@ export class RowService {
   }
 
   private async getOne(scope: Scope, q: ParsedQuery, id: number): Promise<RestResponse> {
-    const w = where([{ sql: '"id" = ?', params: [id] }, await scope.policy('SELECT')]);
+    const w = where([{ sql: '"id" = ?', params: [id] }, this.filterSql(scope, q), await scope.policy('SELECT')]);
     const p = scope.projection(q.select);
     const raw = await scope.db.get<Record<string, unknown>>(`SELECT ${p.sql} FROM ${scope.t}${w.sql}`, w.params);
     if (!raw) throw notFound('row');
@@ -183,11 +186,11 @@ export class RowService {
     return wanted && r.key.permissions.has('select') ? { select: q.select } : null;
   }
 
-  /** The rows a PATCH, PUT or DELETE touches: its filter (or id), the operation's policies and,
-   * since it reads existing values, the SELECT policies. */
+  /** The rows a PATCH, PUT or DELETE touches: its id and filters (ANDed), the operation's policies
+   * and, since it reads existing values, the SELECT policies. */
   private async target(tx: Db, scope: Scope, q: ParsedQuery, rowId: number | null, op: Operation): Promise<Sql> {
-    const chosen: Sql = rowId !== null ? { sql: '"id" = ?', params: [rowId] } : this.filterSql(scope, q)!;
-    return where([chosen, await scope.policy(op, tx), await scope.policy('SELECT', tx)]);
+    const id: Sql | null = rowId !== null ? { sql: '"id" = ?', params: [rowId] } : null;
+    return where([id, this.filterSql(scope, q), await scope.policy(op, tx), await scope.policy('SELECT', tx)]);
   }
 
   /** A write's RETURNING rows to a result: 404 for a per-row route that touched nothing, 406 for a
@@ -199,16 +202,22 @@ export class RowService {
     return written;
   }
 
+  /** Preference-Applied lists what the answer honours: no representation and no count without
+   * `select`; resolution and missing only where rows are inserted. */
+  private applied(prefer: Prefer, r: RestRequest): string[] {
+    const canRead = r.key.permissions.has('select');
+    const applied: string[] = [];
+    if (prefer.return && (prefer.return !== 'representation' || canRead)) applied.push(`return=${prefer.return}`);
+    if (prefer.count === 'exact' && canRead) applied.push('count=exact');
+    if (r.method === 'POST' && prefer.resolution) applied.push(`resolution=${prefer.resolution}`);
+    if (r.method === 'POST' && prefer.missing) applied.push(`missing=${prefer.missing}`);
+    return applied;
+  }
+
   private writeReply(written: Written, prefer: Prefer, r: RestRequest, shape: ReplyShape): RestResponse {
     const headers: Record<string, string> = {};
-    const applied: string[] = [];
-    if (prefer.return) applied.push(`return=${prefer.return}`);
-    if (prefer.count === 'exact' && r.key.permissions.has('select')) {
-      applied.push('count=exact');
-      headers['Content-Range'] = contentRange(0, written.count, written.count);
-    }
-    if (prefer.resolution) applied.push(`resolution=${prefer.resolution}`);
-    if (prefer.missing) applied.push(`missing=${prefer.missing}`);
+    const applied = this.applied(prefer, r);
+    if (applied.includes('count=exact')) headers['Content-Range'] = contentRange(0, written.count, written.count);
     if (applied.length) headers['Preference-Applied'] = applied.join(', ');
     const empty = { status: shape.status === 201 ? 201 : 204, headers };
     if ((prefer.return ?? shape.defaultReturn) !== 'representation') return empty;
