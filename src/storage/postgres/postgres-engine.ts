@@ -40,12 +40,15 @@ export const postgresDialect: Dialect = {
       : { sql: `${column} LIKE ?::text`, param: bound };
   },
   // An identity column does not see explicit ids: move its sequence past the largest one, never
-  // backwards (ids of deleted rows must not come back).
+  // backwards (ids of deleted rows must not come back). Concurrent requests with explicit ids take
+  // turns on a transaction-level lock per table: otherwise one could read the sequence, another
+  // set it higher, and the first set it back below the other's ids. The lock is taken in the FROM
+  // subquery (fenced by OFFSET 0), before the target list reads the sequence and max("id").
   afterExplicitIds: async (db, table) => {
     await db.get(
       `SELECT setval(q.s, GREATEST(COALESCE((SELECT max("id") FROM ${table}), 1), COALESCE(pg_sequence_last_value(q.s), 1)))
-       FROM (SELECT CAST(pg_get_serial_sequence(?, 'id') AS regclass) AS s) AS q`,
-      [table],
+       FROM (SELECT pg_advisory_xact_lock(hashtext(?)) AS l, CAST(pg_get_serial_sequence(?, 'id') AS regclass) AS s OFFSET 0) AS q`,
+      [`baseplate:ids:${table}`, table],
     );
   },
 };
