@@ -5,8 +5,11 @@
  * with SQLITE_OMIT_PROGRESS_CALLBACK), and a worker thread cannot be terminated while it is inside
  * a native sqlite3_step(). So a watchdog thread of this library calls sqlite3_interrupt(), which
  * SQLite allows from any thread, on every connection whose deadline has passed; the statement then
- * fails with SQLITE_INTERRUPT at its next loop step. Set from SQL, per connection:
- *   SELECT bp_set_deadline(ms)   -- ms > 0: now + ms; ms <= 0: no deadline
+ * fails with SQLITE_INTERRUPT at its next loop step. SQLite forgets an interrupt when a statement
+ * starts on an idle connection, so a deadline that passed just before the statement's first step
+ * would be lost: the watchdog repeats the interrupt every REPEAT_NS until the deadline is cleared.
+ * Set from SQL, per connection:
+ *   SELECT bp_set_deadline(ms)   -- ms > 0: now + ms; ms <= 0: no deadline (stops the repeats)
  * Build with -Wl,-z,nodelete: SQLite unloads an extension when the connection that loaded it
  * closes, and the watchdog thread must never lose its code.
  */
@@ -15,9 +18,11 @@ SQLITE_EXTENSION_INIT1
 #include <pthread.h>
 #include <time.h>
 
+#define REPEAT_NS 10000000 /* 10 ms */
+
 typedef struct Conn {
   sqlite3 *db;
-  sqlite3_int64 deadline_ns; /* 0: none */
+  sqlite3_int64 deadline_ns; /* 0: none; once passed, the time of the next repeat */
   struct Conn *next;
 } Conn;
 
@@ -33,7 +38,8 @@ static sqlite3_int64 now_ns(void) {
   return (sqlite3_int64)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* Interrupts overdue connections; sleeps until the earliest deadline or until a new one is set. */
+/* Interrupts overdue connections (again every REPEAT_NS while the deadline stays set); sleeps until
+   the earliest deadline or repeat, or until a new deadline is set. */
 static void *watchdog(void *arg) {
   (void)arg;
   pthread_mutex_lock(&lock);
@@ -44,10 +50,9 @@ static void *watchdog(void *arg) {
       if (c->deadline_ns == 0) continue;
       if (now >= c->deadline_ns) {
         sqlite3_interrupt(c->db);
-        c->deadline_ns = 0;
-      } else if (next == 0 || c->deadline_ns < next) {
-        next = c->deadline_ns;
+        c->deadline_ns = now + REPEAT_NS;
       }
+      if (next == 0 || c->deadline_ns < next) next = c->deadline_ns;
     }
     if (next == 0) {
       pthread_cond_wait(&wake, &lock);

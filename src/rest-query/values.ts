@@ -1,6 +1,6 @@
 // Coercion of filter value text to a column's type. Hand-written scanners only: no RegExp is ever
 // built from user input and none of the fixed checks can backtrack.
-import { invalidValue } from './errors.ts';
+import { invalidValue, RestQueryError } from './errors.ts';
 import { parseDate, parseTimestamp } from '../lib/temporal.ts';
 
 export { parseDate, parseTimestamp };
@@ -80,6 +80,22 @@ export function parseBoolean(text: string): boolean | null {
   }
 }
 
+/** Nesting a json value may have, in a body (checked as the body is parsed) or a filter: values are
+ * canonicalised and serialised recursively, and no caller may drive that past the stack. */
+export const MAX_JSON_DEPTH = 128;
+
+/** Whether arrays and objects in `root` nest deeper than `max` levels (iterative: any depth is safe). */
+export function nestsDeeperThan(root: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[root, 0]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (depth >= max) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
 /** Rejects NUL characters, which no engine stores in text. */
 function assertNoNul(column: string, text: string): void {
   if (text.includes('\u0000')) throw invalidValue(column, 'contains_nul');
@@ -117,11 +133,14 @@ export function coerceValue(col: ColumnInfo, text: string): Value {
       return r;
     }
     case 'json': {
+      let value: unknown;
       try {
-        JSON.parse(text);
+        value = JSON.parse(text);
       } catch {
         throw invalidValue(col.name, 'not_json');
       }
+      if (nestsDeeperThan(value, MAX_JSON_DEPTH))
+        throw new RestQueryError(422, 'too_deep', `The json value for column '${col.name}' nests deeper than ${MAX_JSON_DEPTH} levels.`, { column: col.name, limit: MAX_JSON_DEPTH });
       return text;
     }
     default:

@@ -3,6 +3,7 @@
 import type { ColumnType, EngineKind, SqlParam } from '../storage/engine.ts';
 import { parseDate, parseTimestamp } from '../lib/temporal.ts';
 import { jsonbKeyOrder } from '../lib/jsonb.ts';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../rest-query/values.ts';
 
 export const COLUMN_TYPES: readonly ColumnType[] = ['text', 'integer', 'number', 'boolean', 'timestamp', 'date', 'json'];
 
@@ -37,6 +38,8 @@ export function checkValue(type: ColumnType, value: unknown): CheckResult {
       return d === null ? { ok: false, reason: 'expected_date' } : { ok: true, value: d };
     }
     case 'json': {
+      // (a request body is bounded as it is parsed; a context.db call of a function is not)
+      if (nestsDeeperThan(value, MAX_JSON_DEPTH)) return { ok: false, reason: 'too_deep' };
       const text = JSON.stringify(value);
       if (text.includes('\\u0000')) return { ok: false, reason: 'nul_character' };
       if (Buffer.byteLength(text, 'utf8') > MAX_TEXT_BYTES) return { ok: false, reason: 'too_long' };
@@ -45,6 +48,7 @@ export function checkValue(type: ColumnType, value: unknown): CheckResult {
   }
 }
 
+/** Recursive, at most MAX_JSON_DEPTH deep: every json value is checked first (checkValue, filter values). */
 function canonical(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(canonical);
   if (value !== null && typeof value === 'object') {

@@ -19,6 +19,19 @@ export interface Db {
   runBestEffort(sql: string, params?: readonly SqlParam[]): Promise<void>;
   /** Runs fn in one transaction; nested calls join the outer transaction. */
   tx<T>(fn: (db: Db) => Promise<T>): Promise<T>;
+  /**
+   * Runs a statement reading its rows one at a time, so that memory does not grow with them: the
+   * first `keep` rows, how many there were, and how many have 0 in column `zero` (null: none).
+   * Only where SQL cannot do it (SQLite's RETURNING cannot feed a query); PostgreSQL wraps the
+   * statement in a CTE instead (services/rows/tally.ts).
+   */
+  tally?(sql: string, params: readonly SqlParam[], keep: number, zero: string | null): Promise<RowTally>;
+}
+
+export interface RowTally {
+  rows: Record<string, unknown>[];
+  count: number;
+  zeros: number;
 }
 
 export type ColumnType = 'text' | 'integer' | 'number' | 'boolean' | 'timestamp' | 'date' | 'json';

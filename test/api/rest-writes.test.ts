@@ -4,6 +4,7 @@ import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { describeEngines, expectError, type TestApp } from '../support/app.ts';
 import { dataPlane, type DataPlane } from '../support/data-plane.ts';
+import type { RestRequest } from '../../src/services/rows/rows.ts';
 
 await describeEngines('rest passthrough writes', (ctx) => {
   let t: TestApp;
@@ -80,6 +81,39 @@ await describeEngines('rest passthrough writes', (ctx) => {
     assert.equal(delRep.body.slug, 'rep');
     expectError(await d.rest('PUT', 'notes', { body: { body: 'x' } }), 405);
     expectError(await d.rest('POST', `notes/1`, { body: { body: 'x' } }), 405);
+  });
+
+  test('per-row routes AND their filters with the id: a row that does not match is 404 and unchanged', async () => {
+    const row = (await d.rest('POST', 'notes', { body: { slug: 'occ', n: 1 } })).body[0];
+    const unchanged = async () => assert.deepEqual((await d.rest('GET', `notes/${row.id}`)).body, row);
+    expectError(await d.rest('GET', `notes/${row.id}?n=eq.2`), 404, 'not_found');
+    assert.deepEqual((await d.rest('GET', `notes/${row.id}?or=(n.eq.2,slug.eq.occ)`)).body, row);
+    for (const method of ['PATCH', 'PUT', 'DELETE']) {
+      const body = method === 'DELETE' ? undefined : { body: 'lost update', slug: 'occ' };
+      expectError(await d.rest(method, `notes/${row.id}?n=eq.2`, { body }), 404, 'not_found');
+      await unchanged();
+    }
+    // optimistic concurrency: the write names the version it read
+    const patched = await d.rest('PATCH', `notes/${row.id}?n=eq.1`, { body: { n: 2 } });
+    assert.equal(patched.body.n, 2);
+    expectError(await d.rest('PATCH', `notes/${row.id}?n=eq.1`, { body: { n: 3 } }), 404, 'not_found');
+    assert.equal((await d.rest('DELETE', `notes/${row.id}?n=eq.2`)).status, 204);
+    expectError(await d.rest('GET', `notes/${row.id}`), 404, 'not_found');
+  });
+
+  test('Preference-Applied names only the preferences the answer honours', async () => {
+    await d.rest('POST', 'notes', { body: { slug: 'pref' } });
+    const all = 'resolution=merge-duplicates, missing=default, count=exact';
+    for (const method of ['PATCH', 'DELETE']) {
+      const res = await d.rest(method, 'notes?slug=eq.zzz', { body: method === 'PATCH' ? { n: 1 } : undefined, headers: { prefer: all } });
+      assert.equal(res.headers['preference-applied'], 'count=exact', method);
+    }
+    const inserted = await d.rest('POST', 'notes?on_conflict=slug', { body: { slug: 'pref' }, headers: { prefer: `return=minimal, ${all}` } });
+    assert.equal(inserted.headers['preference-applied'], 'return=minimal, count=exact, resolution=merge-duplicates, missing=default');
+    const blind = { prefer: 'return=representation, count=exact' };
+    assert.equal((await d.rest('PATCH', 'notes?slug=eq.pref', { key: d.keys.update, body: { n: 1 }, headers: blind })).headers['preference-applied'], undefined);
+    assert.equal((await d.rest('POST', 'notes', { key: d.keys.insert, body: {}, headers: blind })).headers['preference-applied'], undefined);
+    assert.equal((await d.rest('POST', 'notes', { key: d.keys.insert, body: {}, headers: { prefer: 'return=minimal' } })).headers['preference-applied'], 'return=minimal');
   });
 
   test('upsert: merge-duplicates and ignore-duplicates on a unique column and on id', async () => {
@@ -260,9 +294,11 @@ await describeEngines('rest passthrough writes', (ctx) => {
 });
 
 await describeEngines('rest passthrough engine parity', (ctx) => {
+  let t: TestApp;
   let d: DataPlane;
   before(async () => {
-    d = await dataPlane(ctx());
+    t = ctx();
+    d = await dataPlane(t);
     await d.createTable('things', [
       { name: 'body', type: 'text' },
       { name: 'meta', type: 'json' },
@@ -284,6 +320,46 @@ await describeEngines('rest passthrough engine parity', (ctx) => {
     let ok: unknown = 1;
     for (let i = 0; i < 100; i++) ok = [ok];
     assert.equal((await d.rest('POST', 'things', { body: { meta: ok } })).status, 201);
+  });
+
+  test('a json filter value nested deeper than 128 levels is 422 too_deep, not a crash; so is a json value from a function', async () => {
+    const deep = (n: number) => '['.repeat(n) + ']'.repeat(n);
+    await d.rest('POST', 'things', { body: { body: 'deep', meta: [] } });
+    for (const [method, op] of [['GET', 'eq'], ['PATCH', 'neq'], ['DELETE', 'eq']]) {
+      const res = await d.rest(method!, `things?meta=${op}.${deep(4000)}`, { body: method === 'PATCH' ? { body: 'x' } : undefined });
+      assert.deepEqual(expectError(res, 422, 'too_deep').details, { column: 'meta', limit: 128 });
+    }
+    expectError(await d.rest('GET', `things?or=(meta.eq.${deep(129)},body.eq.x)`), 422, 'too_deep');
+    assert.equal((await d.rest('GET', `things?meta=eq.${deep(128)}`)).status, 200);
+    assert.equal((await d.rest('GET', 'things?body=eq.deep')).body[0].meta.length, 0, 'unchanged');
+    // context.db hands a function's values to the passthrough without the HTTP body's depth check
+    let value: unknown = 1;
+    for (let i = 0; i < 10_000; i++) value = [value];
+    const request: RestRequest = {
+      projectId: d.pid,
+      table: 'things',
+      rowId: null,
+      method: 'POST',
+      query: new URLSearchParams(),
+      prefer: undefined,
+      accept: undefined,
+      range: undefined,
+      body: { meta: value },
+      key: { keyId: 'k', permissions: new Set(['select', 'insert'] as const) },
+      auth: null,
+    };
+    await assert.rejects(t.services.rows.handle(request), { status: 422, code: 'invalid_value', details: { column: 'meta', reason: 'too_deep' } });
+  });
+
+  test('a 256-character pattern ending in a lone backslash matches it literally on both engines', async () => {
+    const value = `${'a'.repeat(255)}\\`;
+    await d.rest('POST', 'things', { body: [{ body: value }, { body: 'other' }] });
+    for (const op of ['like', 'ilike']) {
+      const res = await d.rest('GET', `things?select=body&body=${op}.${encodeURIComponent(value)}`);
+      assert.deepEqual(res.body, [{ body: value }], op);
+      const not = await d.rest('GET', `things?select=body&body=not.${op}.${encodeURIComponent(value)}`);
+      assert.ok(!not.body.some((r: { body: string }) => r.body === value), `not.${op}`);
+    }
   });
 
   test('ilike folds Unicode case the same way on both engines; a trailing backslash is literal', async () => {

@@ -21,13 +21,6 @@ function param(type: ColumnType, value: unknown, dialect: Dialect): { sql: strin
   return { sql: '?', value: value as SqlParam };
 }
 
-/** A pattern ending in an unpaired `\` gets it escaped, so it matches a literal backslash on every engine. */
-function closeTrailingEscape(pattern: string): string {
-  let n = 0;
-  for (let i = pattern.length - 1; i >= 0 && pattern[i] === '\\'; i--) n++;
-  return n % 2 === 1 ? `${pattern}\\` : pattern;
-}
-
 export function compileFilter(filter: Filter, types: ReadonlyMap<string, ColumnType>, dialect: Dialect): Sql {
   const params: SqlParam[] = [];
   const walk = (f: Filter): string => {
@@ -59,7 +52,7 @@ export function compileFilter(filter: Filter, types: ReadonlyMap<string, ColumnT
         }
         case 'like':
         case 'ilike': {
-          const l = dialect.like(col, f.op === 'ilike', closeTrailingEscape(String(f.value)));
+          const l = dialect.like(col, f.op === 'ilike', String(f.value));
           params.push(l.param);
           sql = l.sql;
           break;

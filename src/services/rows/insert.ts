@@ -1,11 +1,18 @@
-// INSERT statements of the passthrough: plain bulk inserts as multi-row statements, and upserts
-// row by row. Every statement's RETURNING carries the post-write check and the representation, so
-// rows are never read back by a re-computed id.
-import type { Db, Engine, SqlParam } from '../../storage/engine.ts';
+// INSERT statements of the passthrough: bulk inserts and upserts, a slice of at most 1024 rows a
+// statement. The body is checked once before any statement; rows are completed (every column
+// filled) a slice at a time, so that beyond the body itself memory is bounded by a slice and what
+// the response returns. Rows with an explicit id are written first, then the id generator is moved
+// past them once, then the rows whose ids it generates. Every statement's RETURNING carries the
+// post-write check and the representation, so rows are never read back by a re-computed id; the
+// rows returned are put back in input order.
+import type { Db, Dialect, Engine, SqlParam } from '../../storage/engine.ts';
 import { quoteIdent } from '../../storage/engine.ts';
-import { toParam } from '../column-values.ts';
-import type { RowValues } from './row-input.ts';
-import type { Returning, Scope, Written } from './scope.ts';
+import { AppError } from '../../errors.ts';
+import type { SelectItem } from '../../rest-query/index.ts';
+import type { AuthContext } from '../end-users.ts';
+import { canonicalJson, fromStored, toParam } from '../column-values.ts';
+import { checkObject, completeForInsert, idTooLarge, inputOptions, MAX_EXPLICIT_ID, type InputOptions, type RowValues } from './row-input.ts';
+import { rlsViolation, type Returned, type Returning, type Scope, type Written } from './scope.ts';
 
 /** Bound parameters in one statement: SQLite's limit (SQLITE_MAX_VARIABLE_NUMBER); PostgreSQL's is 65535. */
 export const MAX_BOUND_PARAMS = 32766;
@@ -14,7 +21,7 @@ export const MAX_BOUND_PARAMS = 32766;
 export const MAX_ROWS_PER_STATEMENT = 1024;
 
 /**
- * Slices of at most `max` rows whose sizes are powers of two: the engines cache prepared statements
+ * Slices of at most `max` items whose sizes are powers of two: the engines cache prepared statements
  * by their text, so a table sees a dozen statement shapes rather than one per row count.
  */
 function slices<T>(items: T[], max: number): T[][] {
@@ -28,79 +35,255 @@ function slices<T>(items: T[], max: number): T[][] {
   return out;
 }
 
-/** Consecutive rows that all carry an explicit id, or all lack one. */
-function runsById(rows: RowValues[]): RowValues[][] {
-  const runs: RowValues[][] = [];
-  for (const row of rows) {
-    const last = runs[runs.length - 1];
-    if (last && last[0]!.has('id') === row.has('id')) last.push(row);
-    else runs.push([row]);
+export interface InsertRequest {
+  body: unknown[];
+  /** `columns=`: the keys taken from each row. */
+  only: string[] | null;
+  /** The upsert's conflict column (`id` or a unique one); null: a plain insert. */
+  target: string | null;
+  /** merge-duplicates (else ignore-duplicates, when `target` is set). */
+  merge: boolean;
+  missingDefault: boolean;
+  auth: AuthContext | null;
+  now: Date;
+}
+
+/** What the first pass over a body found: the columns it names, and the input positions of rows with and without an explicit id. */
+export interface InsertPlan {
+  present: Set<string>;
+  explicit: number[];
+  generated: number[];
+}
+
+/** A row of a statement: its input position, its complete values, and the key its RETURNING row is
+ * matched by (the conflict column's value, or an explicit id; null: matched by generated id). */
+interface Slot {
+  pos: number;
+  row: RowValues;
+  key: unknown;
+}
+
+/** How a statement's RETURNING rows are matched to its slots: by the conflict column, by id, or by generated-id order. */
+type KeyedBy = 'column' | 'id' | null;
+
+const repeatedKey = (column: string) =>
+  new AppError(422, 'invalid_body', `Two rows name the same '${column}': a merging upsert updates a row at most once.`, { column, reason: 'repeated_key' });
+
+const idBesideUniqueTarget = (column: string) =>
+  new AppError(422, 'read_only_column', `Rows of an upsert on '${column}' cannot carry 'id': an existing row's id cannot change.`, { column: 'id' }, 'Leave id out, or upsert on id.');
+
+/** A conflict key as compared in JavaScript: json by its canonical text, every other type by its checked value. */
+function keyOf(type: string, value: unknown): unknown {
+  if (value === null || value === undefined) return null;
+  return type === 'json' ? canonicalJson(value) : value;
+}
+
+/** Where returned rows go: counted, and those shown kept at their input position. */
+class Placement {
+  count = 0;
+  private readonly rows: (Record<string, unknown> | undefined)[];
+
+  constructor(size: number) {
+    this.rows = new Array(size);
   }
-  return runs;
+
+  /** Matches a statement's returned rows to its slots; returns the slots that got none. */
+  take(slots: Slot[], returned: Returned[], keyOfReturned: (r: Returned) => unknown): Slot[] {
+    const byKey = new Map<unknown, Slot[]>();
+    const unkeyed: Slot[] = [];
+    for (const s of slots) {
+      const same = s.key === null ? unkeyed : byKey.get(s.key);
+      if (same) same.push(s);
+      else byKey.set(s.key, [s]);
+    }
+    const filled = new Set<Slot>();
+    const fill = (s: Slot | undefined, r: Returned) => {
+      if (!s) throw new Error('a RETURNING row matches no row of its statement');
+      filled.add(s);
+      this.count++;
+      if (r.row) this.rows[s.pos] = r.row;
+    };
+    const generated: Returned[] = [];
+    for (const r of returned) {
+      const key = keyOfReturned(r);
+      if (key === null) generated.push(r);
+      else fill(byKey.get(key)?.shift(), r);
+    }
+    // the engines generate ids in VALUES order, which is the slots' order
+    generated.sort((a, b) => a.id - b.id).forEach((r, i) => fill(unkeyed[i], r));
+    return slots.filter((s) => !filled.has(s));
+  }
+
+  written(): Written {
+    return { count: this.count, rows: this.rows.filter((r) => r !== undefined) };
+  }
 }
 
 export class Inserter {
   constructor(private readonly engine: Engine) {}
 
   /**
-   * Plain INSERT of complete rows (every row of a run has the same keys, in the same order), in
-   * multi-row statements within the parameter limit. After explicit ids the engine's id generator
-   * is moved past them before any row needs a generated id.
+   * Checks every row before any statement (types, unknown columns, ids; an upsert's rules), and
+   * notes what the statements need. A row's missing NOT NULL columns show when it is completed.
    */
-  async rows(tx: Db, scope: Scope, rows: RowValues[], ret: Returning, out: Written): Promise<void> {
-    for (const run of runsById(rows)) {
-      const width = Math.max(1, run[0]!.size);
-      const max = Math.min(MAX_ROWS_PER_STATEMENT, Math.floor((MAX_BOUND_PARAMS - ret.params.length) / width));
-      for (const part of slices(run, max)) scope.collect(await this.statement(tx, scope, part, ret, null), ret, out);
-      if (run[0]!.has('id')) await this.engine.dialect.afterExplicitIds(tx, scope.t);
+  plan(scope: Scope, req: InsertRequest): InsertPlan {
+    const opts = this.inputOptions(scope, req);
+    const plan: InsertPlan = { present: new Set(req.only ?? []), explicit: [], generated: [] };
+    const keys = new Set<unknown>();
+    req.body.forEach((body, pos) => {
+      const row = checkObject(body, opts);
+      if (!req.only) for (const k of row.keys()) plan.present.add(k);
+      if (row.has('id') && req.target !== null && req.target !== 'id') throw idBesideUniqueTarget(req.target);
+      (row.has('id') ? plan.explicit : plan.generated).push(pos);
+      if (!req.merge) return;
+      // as PostgreSQL's ON CONFLICT DO UPDATE, which cannot affect a row twice in one statement
+      const key = keyOf(scope.types.get(req.target!)!, row.get(req.target!));
+      if (key !== null && keys.has(key)) throw repeatedKey(req.target!);
+      keys.add(key);
+    });
+    plan.present.delete('id');
+    return plan;
+  }
+
+  /** Writes a planned body; `show`: the representation to return, or null. */
+  async write(tx: Db, scope: Scope, req: InsertRequest, plan: InsertPlan, show: { select: SelectItem[] | null } | null): Promise<Written> {
+    const batch = new Batch(this.engine.dialect, tx, scope, req, plan, new Placement(show ? req.body.length : 0), this.inputOptions(scope, req));
+    await batch.prepare(show);
+    // explicit ids first (an upsert on id matches them), then the generator moves past them once
+    await batch.pass(plan.explicit, 'id');
+    if (plan.explicit.length > 0) await this.engine.dialect.afterExplicitIds(tx, scope.t);
+    await batch.pass(plan.generated, req.target !== null && req.target !== 'id' ? 'column' : null);
+    return batch.placement.written();
+  }
+
+  private inputOptions(scope: Scope, req: InsertRequest): InputOptions {
+    // an upsert on id may name a larger existing row; inserting it is refused (Batch.insert)
+    return inputOptions(scope.table.columns, req.target === 'id' ? Number.MAX_SAFE_INTEGER : MAX_EXPLICIT_ID, req.only);
+  }
+}
+
+/** One request's inserts: its returning lists, its policies, and where the returned rows go. */
+class Batch {
+  private insertRet!: Returning;
+  /** merge-duplicates: the UPDATE of existing rows. */
+  private mergeRet: Returning | null = null;
+  private mergeWhere: { sql: string; params: SqlParam[] } = { sql: '', params: [] };
+  /** How the rows of the current pass are matched to what their statements return. */
+  private keyedBy: KeyedBy = null;
+
+  constructor(
+    private readonly dialect: Dialect,
+    private readonly tx: Db,
+    private readonly scope: Scope,
+    private readonly req: InsertRequest,
+    private readonly plan: InsertPlan,
+    readonly placement: Placement,
+    private readonly opts: InputOptions,
+  ) {}
+
+  /** The RETURNING lists (with the conflict column, to match rows by) and the merge's policies. */
+  async prepare(show: { select: SelectItem[] | null } | null): Promise<void> {
+    const { tx, scope, req } = this;
+    const key = req.target !== null && req.target !== 'id' ? `, ${quoteIdent(req.target)} AS "#key"` : '';
+    const withKey = (r: Returning): Returning => ({ ...r, sql: r.sql + key });
+    this.insertRet = withKey(await scope.returning(tx, 'INSERT', show, true));
+    if (!req.merge) return;
+    this.mergeRet = withKey(await scope.returning(tx, 'UPDATE', show, true));
+    // an existing row is merged only if the caller may update it and see it
+    const policies = [await scope.policy('UPDATE', tx), await scope.policy('SELECT', tx)].filter((p) => p !== null);
+    this.mergeWhere = { sql: policies.map((p) => ` AND (${p.sql})`).join(''), params: policies.flatMap((p) => p.params) };
+  }
+
+  /** Completes and writes the rows at `positions`, a slice a statement; upserts where the rows carry the conflict key. */
+  async pass(positions: number[], keyedBy: KeyedBy): Promise<void> {
+    this.keyedBy = keyedBy;
+    const upsert = this.req.target !== null && (keyedBy === 'column' || this.req.target === keyedBy);
+    const width = Math.max(1, this.scope.table.columns.length + (keyedBy === 'id' ? 1 : 0));
+    const fixed = this.insertRet.params.length + (this.mergeRet?.params.length ?? 0) + this.mergeWhere.params.length;
+    const max = Math.min(MAX_ROWS_PER_STATEMENT, Math.floor((MAX_BOUND_PARAMS - fixed) / width));
+    for (const slice of slices(positions, max)) {
+      const slots = this.complete(slice);
+      if (upsert) await this.upsert(slots);
+      else await this.insert(slots, false);
     }
   }
 
-  /** One row of an upsert whose conflict key is set: inserted unless a row with that key exists
-   * (ON CONFLICT DO NOTHING). Returns whether it was inserted. */
-  async ifAbsent(tx: Db, scope: Scope, row: RowValues, target: string, ret: Returning, out: Written): Promise<boolean> {
-    const raw = await this.statement(tx, scope, [row], ret, target);
-    scope.collect(raw, ret, out);
-    if (raw.length > 0 && row.has('id')) await this.engine.dialect.afterExplicitIds(tx, scope.t);
-    return raw.length > 0;
+  private complete(positions: number[]): Slot[] {
+    const { scope, req } = this;
+    const given = positions.map((pos) => checkObject(req.body[pos], this.opts));
+    const rows = completeForInsert(given, scope.table.columns, this.plan.present, req.missingDefault, req.auth, req.now);
+    const key = (row: RowValues) =>
+      this.keyedBy === 'column' ? keyOf(scope.types.get(req.target!)!, row.get(req.target!)) : this.keyedBy === 'id' ? row.get('id') : null;
+    return rows.map((row, i) => ({ pos: positions[i]!, row, key: key(row) }));
+  }
+
+  /** The key a returned row is matched by (see KeyedBy). */
+  private returnedKey = (r: Returned): unknown => {
+    if (this.keyedBy === 'id') return r.id;
+    if (this.keyedBy === null) return null;
+    const type = this.scope.types.get(this.req.target!)!;
+    return keyOf(type, fromStored(this.scope.db.kind, type, r.raw['#key']));
+  };
+
+  /**
+   * One slice of an upsert. merge-duplicates: existing rows the caller may update and see are
+   * updated; the rest are inserted unless their key exists, as a row the policies hide, or one
+   * inserted concurrently since (the INSERT waited for it): that one is updated now, and a row
+   * still left is hidden: 403, as PostgreSQL's ON CONFLICT DO UPDATE. ignore-duplicates: inserted
+   * unless the key exists. Rows without a key are plain inserts.
+   */
+  private async upsert(slots: Slot[]): Promise<void> {
+    let rest = slots;
+    if (this.mergeRet) {
+      const left = new Set(await this.update(slots.filter((s) => s.key !== null)));
+      rest = slots.filter((s) => s.key === null || left.has(s));
+    }
+    rest = await this.insert(rest, true);
+    if (this.mergeRet && rest.length > 0 && (await this.update(rest)).length > 0) throw rlsViolation();
+  }
+
+  /** One multi-row INSERT … RETURNING (ON CONFLICT DO NOTHING for an upsert); returns the slots not inserted. */
+  private async insert(slots: Slot[], onConflict: boolean): Promise<Slot[]> {
+    if (slots.length === 0) return [];
+    const { tx, scope } = this;
+    const cols = [...slots[0]!.row.keys()];
+    const conflict = onConflict ? ` ON CONFLICT (${quoteIdent(this.req.target!)}) DO NOTHING` : '';
+    // a table without columns: a VALUES entry that makes the engine generate the id (`DEFAULT
+    // VALUES` inserts one row only)
+    const tuple = cols.length ? `(${cols.map(() => '?').join(', ')})` : `(${this.dialect.kind === 'postgres' ? 'DEFAULT' : 'NULL'})`;
+    const names = cols.length ? cols.map(quoteIdent).join(', ') : '"id"';
+    const params = slots.flatMap((s) => cols.map((c) => toParam(scope.types.get(c)!, s.row.get(c))));
+    const raw = await tx.all<Record<string, unknown>>(
+      `INSERT INTO ${scope.t} (${names}) VALUES ${slots.map(() => tuple).join(', ')}${conflict} RETURNING ${this.insertRet.sql}`,
+      [...params, ...this.insertRet.params],
+    );
+    const returned = scope.collect(raw, this.insertRet);
+    // an upsert on id may name an id up to 2^53 - 1 to update it, never to insert it
+    if (this.keyedBy === 'id' && returned.some((r) => r.id > MAX_EXPLICIT_ID)) throw idTooLarge();
+    return this.placement.take(slots, returned, this.returnedKey);
   }
 
   /**
-   * The UPDATE half of an upsert: the existing row with `target` = `key`, only if the caller may
-   * update it and see it (its existing values pass the UPDATE and SELECT policies). Returns whether
-   * it was updated.
+   * The UPDATE half of a merge, set-based: each existing row whose conflict key a slot names gets
+   * the columns the body names, if the caller may update and see it. The key is set too, so that a
+   * row naming nothing else still runs the checks. Returns the slots that updated nothing.
    */
-  async merge(tx: Db, scope: Scope, target: string, key: unknown, sent: RowValues, ret: Returning, out: Written): Promise<boolean> {
-    // the key itself is set too, so that a row sending nothing else still runs the checks
-    const set = new Map([[target, key], ...[...sent].filter(([k]) => k !== 'id' && k !== target)]);
-    const keyType = scope.types.get(target)!;
-    const where = [`${quoteIdent(target)} = ?`];
-    const params: SqlParam[] = [...[...set].map(([c, v]) => toParam(scope.types.get(c)!, v)), toParam(keyType, key)];
-    for (const op of ['UPDATE', 'SELECT'] as const) {
-      const p = await scope.policy(op, tx);
-      if (!p) continue;
-      where.push(`(${p.sql})`);
-      params.push(...p.params);
-    }
-    const sets = [...set.keys()].map((c) => `${quoteIdent(c)} = ?`).join(', ');
-    const raw = await tx.all<Record<string, unknown>>(`UPDATE ${scope.t} SET ${sets} WHERE ${where.join(' AND ')} RETURNING ${ret.sql}`, [...params, ...ret.params]);
-    scope.collect(raw, ret, out);
-    return raw.length > 0;
-  }
-
-  /** One multi-row INSERT … RETURNING, optionally ON CONFLICT (target) DO NOTHING. */
-  private statement(tx: Db, scope: Scope, rows: RowValues[], ret: Returning, target: string | null): Promise<Record<string, unknown>[]> {
-    const cols = [...rows[0]!.keys()];
-    const conflict = target === null ? '' : ` ON CONFLICT (${quoteIdent(target)}) DO NOTHING`;
-    const tuple = cols.length ? `(${cols.map(() => '?').join(', ')})` : `(${this.generatedId})`;
-    const params = rows.flatMap((row) => cols.map((c) => toParam(scope.types.get(c)!, row.get(c))));
-    const names = cols.length ? cols.map(quoteIdent).join(', ') : '"id"';
-    return tx.all(`INSERT INTO ${scope.t} (${names}) VALUES ${rows.map(() => tuple).join(', ')}${conflict} RETURNING ${ret.sql}`, [...params, ...ret.params]);
-  }
-
-  /** A VALUES entry that makes the engine generate the id, for a table without other columns
-   * (`DEFAULT VALUES` inserts one row only). */
-  private get generatedId(): string {
-    return this.engine.kind === 'postgres' ? 'DEFAULT' : 'NULL';
+  private async update(slots: Slot[]): Promise<Slot[]> {
+    if (slots.length === 0) return [];
+    const { tx, scope, req } = this;
+    const ret = this.mergeRet!;
+    const cols = [req.target!, ...[...this.plan.present].filter((c) => c !== req.target)];
+    // PostgreSQL types a VALUES column by its first row: cast there, the other rows follow
+    const cast = `(${cols.map((c) => `CAST(? AS ${this.dialect.columnType(scope.types.get(c)!)})`).join(', ')})`;
+    const plain = `(${cols.map(() => '?').join(', ')})`;
+    const values = [cast, ...slots.slice(1).map(() => plain)].join(', ');
+    const sets = cols.map((c, i) => `${quoteIdent(c)} = "#v"."#v${i}"`).join(', ');
+    const params = slots.flatMap((s) => cols.map((c) => toParam(scope.types.get(c)!, s.row.get(c))));
+    const raw = await tx.all<Record<string, unknown>>(
+      `WITH "#v"(${cols.map((_, i) => `"#v${i}"`).join(', ')}) AS (VALUES ${values})` +
+        ` UPDATE ${scope.t} SET ${sets} FROM "#v" WHERE ${quoteIdent(req.target!)} = "#v"."#v0"${this.mergeWhere.sql} RETURNING ${ret.sql}`,
+      [...params, ...this.mergeWhere.params, ...ret.params],
+    );
+    return this.placement.take(slots, scope.collect(raw, ret), this.returnedKey);
   }
 }

@@ -14,12 +14,15 @@ export function invalidValue(column: string, reason: string): AppError {
   return new AppError(422, 'invalid_value', `The value for column '${column}' is invalid (${reason}).`, { column, reason });
 }
 
-/** The largest explicit id: the engines generate the largest id + 1 next, which must still be an
- * exact JavaScript integer (at most 2^53 - 1). */
-const MAX_EXPLICIT_ID = Number.MAX_SAFE_INTEGER - 1;
+/**
+ * The largest id a request may insert: ids are generated after the largest one, and at least 2^52
+ * of them must remain exact JavaScript integers (up to 2^53 - 1), so that no caller who may insert
+ * can use up a table's ids (an upsert may still name a larger existing id: MAX_SAFE_INTEGER).
+ */
+export const MAX_EXPLICIT_ID = 2 ** 52;
 
-const idTooLarge = () =>
-  new AppError(422, 'invalid_value', `The value for column 'id' is invalid (above ${MAX_EXPLICIT_ID}, the next generated id would not be exact).`, {
+export const idTooLarge = () =>
+  new AppError(422, 'invalid_value', `The value for column 'id' is invalid (above ${MAX_EXPLICIT_ID}: ids past it are left for generated ones).`, {
     column: 'id',
     reason: 'id_too_large',
     max: MAX_EXPLICIT_ID,
@@ -41,28 +44,33 @@ export function defaultValue(c: ColumnDef, auth: AuthContext | null, now: Date):
 }
 
 export interface InputOptions {
-  columns: ColumnDef[];
-  allowId: boolean;
+  byName: ReadonlyMap<string, ColumnDef>;
+  /** The largest explicit id accepted; null: `id` is read-only. */
+  maxId: number | null;
   /** Restricts the accepted keys (the `columns=` parameter); other keys are ignored. */
   only: string[] | null;
+}
+
+/** Options for checkObject, built once per request (a bulk body checks every row with them). */
+export function inputOptions(columns: ColumnDef[], maxId: number | null, only: string[] | null): InputOptions {
+  return { byName: new Map(columns.map((c) => [c.name, c])), maxId, only };
 }
 
 /** Checks one object's keys and values; returns only the keys it carries. */
 export function checkObject(body: unknown, opts: InputOptions): RowValues {
   if (!isPlainObject(body)) throw new AppError(422, 'invalid_body', 'Each row must be a JSON object.', { reason: 'expected_object' });
-  const byName = new Map(opts.columns.map((c) => [c.name, c]));
   const out: RowValues = new Map();
   for (const key of Object.keys(body)) {
     if (opts.only && !opts.only.includes(key)) continue;
     const value = body[key];
     if (key === 'id') {
-      if (!opts.allowId) throw new AppError(422, 'read_only_column', "The column 'id' cannot be changed.", { column: 'id' });
+      if (opts.maxId === null) throw new AppError(422, 'read_only_column', "The column 'id' cannot be changed.", { column: 'id' });
       if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) throw invalidValue('id', 'expected_positive_integer');
-      if (value > MAX_EXPLICIT_ID) throw idTooLarge();
+      if (value > opts.maxId) throw idTooLarge();
       out.set('id', value);
       continue;
     }
-    const col = byName.get(key);
+    const col = opts.byName.get(key);
     if (!col) throw unknownColumn(key);
     const checked = checkValue(col.type, value);
     if (!checked.ok) throw invalidValue(key, checked.reason);

@@ -2,10 +2,12 @@
 // permissions and the row-level-security policies applied on every route.
 //
 // Row security follows PostgreSQL's: a write that reads existing values (the filter of PATCH and
-// DELETE, the id of a per-row route, the existing row of an upsert) touches only rows that pass the
-// SELECT policies too, and returns only rows that pass them after the write. Reading existing values
-// needs the key's `select` permission (PostgreSQL: WHERE and RETURNING need SELECT), so without it a
-// write gets no count and no representation, cannot ask for a single object, and filters by id only.
+// DELETE, the id and filters of a per-row route, the existing row of an upsert) touches only rows
+// that pass the SELECT policies too, and returns only rows that pass them after the write. Reading
+// existing values needs the key's `select` permission (PostgreSQL: WHERE and RETURNING need
+// SELECT), so without it a write gets no count and no representation, cannot ask for a single
+// object, and cannot filter a per-row write (whose 404 would answer the filter); it may still
+// filter a write on the collection, whose answer does not depend on what matched.
 import type { Db, Engine, SqlParam } from '../../storage/engine.ts';
 import { quoteIdent, UniqueViolation, NotNullViolation } from '../../storage/engine.ts';
 import type { Clock } from '../../lib/clock.ts';
@@ -16,9 +18,10 @@ import type { AuthContext } from '../end-users.ts';
 import type { KeyCaller, Permission } from '../keys.ts';
 import { toParam } from '../column-values.ts';
 import { compileFilter, type Sql } from './filter-sql.ts';
-import { checkObject, completeForInsert, completeForReplace, invalidValue, parseBodyRows, type RowValues } from './row-input.ts';
+import { checkObject, completeForReplace, inputOptions, invalidValue, parseBodyRows, type RowValues } from './row-input.ts';
 import { Scope, rlsViolation, type PolicyFilterSource, type Operation, type Returning, type Written } from './scope.ts';
-import { Inserter } from './insert.ts';
+import { Inserter, type InsertRequest } from './insert.ts';
+import { maxShownRows, tally, tooManyRows } from './tally.ts';
 
 export type { Operation, PolicyFilterSource };
 
@@ -55,8 +58,6 @@ const PERMISSION_OF: Record<RestRequest['method'], Permission> = {
 
 const notSingle = (n: number) => new AppError(406, 'not_single', 'JSON object requested, multiple (or no) rows returned.', `The result contains ${n} rows`);
 const needsSelect = (why: string) => forbidden('insufficient_permission', `${why} It needs the 'select' permission.`, { permission: 'select' });
-
-/** Whether a filter reads no column but `id`. */
 
 function where(parts: (Sql | null)[]): Sql {
   const present = parts.filter((p): p is Sql => p !== null);
@@ -99,7 +100,7 @@ export class RowService {
       if (!/^[1-9]\d{0,15}$/.test(r.rowId) || !Number.isSafeInteger(Number(r.rowId))) throw notFound('row');
       rowId = Number(r.rowId);
     }
-    if (r.method !== 'GET' && r.method !== 'HEAD') this.refuseBlindReads(r, single);
+    if (r.method !== 'GET' && r.method !== 'HEAD') this.refuseBlindReads(r, q, rowId, single);
     try {
       switch (r.method) {
         case 'GET':
@@ -121,11 +122,14 @@ export class RowService {
     }
   }
 
-  /** A single-object write returns the written row, which is a read: without `select` it is
-   * refused before any work, since even 406 against 200 would tell whether a filter matched. (Counts
+  /** A single-object write returns the written row, and a per-row write with a filter answers 404
+   * when the row does not match it: both are reads, so without `select` they are refused before any
+   * work (even 406 against 200, or 404 against 204, would tell whether a filter matched). (Counts
    * and representations are left out of blind writes where they are produced.) */
-  private refuseBlindReads(r: RestRequest, single: boolean): void {
-    if (single && !r.key.permissions.has('select')) throw needsSelect('A single-object response returns the written row.');
+  private refuseBlindReads(r: RestRequest, q: ParsedQuery, rowId: number | null, single: boolean): void {
+    if (r.key.permissions.has('select')) return;
+    if (single) throw needsSelect('A single-object response returns the written row.');
+    if (rowId !== null && q.filter && r.method !== 'POST') throw needsSelect('A filter on a single-row write tells whether the row matches it.');
   }
 
   private orderSql(scope: Scope, q: ParsedQuery): string {
@@ -170,7 +174,7 @@ export class RowService {
   }
 
   private async getOne(scope: Scope, q: ParsedQuery, id: number): Promise<RestResponse> {
-    const w = where([{ sql: '"id" = ?', params: [id] }, await scope.policy('SELECT')]);
+    const w = where([{ sql: '"id" = ?', params: [id] }, this.filterSql(scope, q), await scope.policy('SELECT')]);
     const p = scope.projection(q.select);
     const raw = await scope.db.get<Record<string, unknown>>(`SELECT ${p.sql} FROM ${scope.t}${w.sql}`, w.params);
     if (!raw) throw notFound('row');
@@ -183,38 +187,56 @@ export class RowService {
     return wanted && r.key.permissions.has('select') ? { select: q.select } : null;
   }
 
-  /** The rows a PATCH, PUT or DELETE touches: its filter (or id), the operation's policies and,
-   * since it reads existing values, the SELECT policies. */
+  /** The rows a PATCH, PUT or DELETE touches: its id and filters (ANDed), the operation's policies
+   * and, since it reads existing values, the SELECT policies. */
   private async target(tx: Db, scope: Scope, q: ParsedQuery, rowId: number | null, op: Operation): Promise<Sql> {
-    const chosen: Sql = rowId !== null ? { sql: '"id" = ?', params: [rowId] } : this.filterSql(scope, q)!;
-    return where([chosen, await scope.policy(op, tx), await scope.policy('SELECT', tx)]);
+    const id: Sql | null = rowId !== null ? { sql: '"id" = ?', params: [rowId] } : null;
+    return where([id, this.filterSql(scope, q), await scope.policy(op, tx), await scope.policy('SELECT', tx)]);
   }
 
-  /** A write's RETURNING rows to a result: 404 for a per-row route that touched nothing, 406 for a
-   * single object that is not exactly one row. */
-  private finish(written: Written, rowId: number | null, single: boolean): Written {
-    if (rowId !== null && written.count === 0) throw notFound('row');
-    if (single && written.count !== 1) throw notSingle(written.count);
-    written.rows.sort((a, b) => a.id - b.id);
-    return written;
+  /** 404 for a per-row route that touched nothing, 406 for a single object that is not exactly one
+   * row (inside the transaction: the write rolls back). */
+  private finish(count: number, rowId: number | null, single: boolean): void {
+    if (rowId !== null && count === 0) throw notFound('row');
+    if (single && count !== 1) throw notSingle(count);
+  }
+
+  /**
+   * Runs a PATCH, PUT or DELETE whose RETURNING list is `ret`, holding no more rows than it may
+   * return: the rows are counted and checked as they are read, and a representation of more than
+   * MAX_RETURNED_CELLS values rolls the write back (413).
+   */
+  private async touch(tx: Db, scope: Scope, sql: string, params: SqlParam[], ret: Returning, rowId: number | null, single: boolean): Promise<Written> {
+    const max = ret.items ? maxShownRows(ret.items.length) : 0;
+    const t = await tally(tx, sql, params, ret.items ? max + 1 : 0, ret.checked ? '#ok' : null);
+    if (t.zeros > 0) throw rlsViolation();
+    this.finish(t.count, rowId, single);
+    if (ret.items && t.count > max) throw tooManyRows(t.count, ret.items.length);
+    const shown = scope.collect(t.rows, ret).filter((x) => x.row !== null);
+    return { count: t.count, rows: shown.sort((a, b) => a.id - b.id).map((x) => x.row!) };
+  }
+
+  /** Preference-Applied lists what the answer honours: no representation and no count without
+   * `select`; resolution and missing only where rows are inserted. */
+  private applied(prefer: Prefer, r: RestRequest): string[] {
+    const canRead = r.key.permissions.has('select');
+    const applied: string[] = [];
+    if (prefer.return && (prefer.return !== 'representation' || canRead)) applied.push(`return=${prefer.return}`);
+    if (prefer.count === 'exact' && canRead) applied.push('count=exact');
+    if (r.method === 'POST' && prefer.resolution) applied.push(`resolution=${prefer.resolution}`);
+    if (r.method === 'POST' && prefer.missing) applied.push(`missing=${prefer.missing}`);
+    return applied;
   }
 
   private writeReply(written: Written, prefer: Prefer, r: RestRequest, shape: ReplyShape): RestResponse {
     const headers: Record<string, string> = {};
-    const applied: string[] = [];
-    if (prefer.return) applied.push(`return=${prefer.return}`);
-    if (prefer.count === 'exact' && r.key.permissions.has('select')) {
-      applied.push('count=exact');
-      headers['Content-Range'] = contentRange(0, written.count, written.count);
-    }
-    if (prefer.resolution) applied.push(`resolution=${prefer.resolution}`);
-    if (prefer.missing) applied.push(`missing=${prefer.missing}`);
+    const applied = this.applied(prefer, r);
+    if (applied.includes('count=exact')) headers['Content-Range'] = contentRange(0, written.count, written.count);
     if (applied.length) headers['Preference-Applied'] = applied.join(', ');
     const empty = { status: shape.status === 201 ? 201 : 204, headers };
     if ((prefer.return ?? shape.defaultReturn) !== 'representation') return empty;
-    const rows = written.rows.map((x) => x.row);
-    if (!shape.single) return { status: shape.status, body: rows, headers };
-    return rows.length === 0 ? empty : { status: shape.status, body: rows[0], headers };
+    if (!shape.single) return { status: shape.status, body: written.rows, headers };
+    return written.rows.length === 0 ? empty : { status: shape.status, body: written.rows[0], headers };
   }
 
   private params(scope: Scope, row: RowValues): { cols: string[]; values: SqlParam[] } {
@@ -222,26 +244,33 @@ export class RowService {
     return { cols, values: cols.map((c) => toParam(scope.types.get(c)!, row.get(c))) };
   }
 
+  /**
+   * POST: a plain or upsert insert of one row or many, in one transaction. A representation of
+   * more than MAX_RETURNED_CELLS values (rows × returned columns) is refused before any work.
+   */
   private async insert(scope: Scope, q: ParsedQuery, prefer: Prefer, r: RestRequest, single: boolean): Promise<RestResponse> {
-    const mode = prefer.resolution;
-    if (mode === 'merge-duplicates' && !r.key.permissions.has('update'))
+    const merge = prefer.resolution === 'merge-duplicates';
+    if (merge && !r.key.permissions.has('update'))
       throw forbidden('insufficient_permission', "An upsert that merges duplicates needs the 'update' permission too.", { permission: 'update' });
-    const { rows: rawRows } = parseBodyRows(r.body);
-    const given = rawRows.map((b) => checkObject(b, { columns: scope.table.columns, allowId: true, only: q.columns }));
-    const present = new Set<string>(q.columns ?? given.flatMap((g) => [...g.keys()]));
-    const full = completeForInsert(given, scope.table.columns, present, prefer.missing === 'default', r.auth, this.clock.now());
-    const target = mode ? this.conflictTarget(scope, q) : null;
+    const { rows: body } = parseBodyRows(r.body);
     const shape: ReplyShape = { status: 201, defaultReturn: 'representation', single };
     const show = this.show(q, prefer, r, shape);
+    const columns = show ? scope.projection(show.select).items.length : 0;
+    if (show && body.length > maxShownRows(columns)) throw tooManyRows(body.length, columns);
+    const req: InsertRequest = {
+      body,
+      only: q.columns,
+      target: prefer.resolution ? this.conflictTarget(scope, q) : null,
+      merge,
+      missingDefault: prefer.missing === 'default',
+      auth: r.auth,
+      now: this.clock.now(),
+    };
+    const plan = this.inserter.plan(scope, req);
     const written = await scope.db.tx(async (tx) => {
-      const out: Written = { count: 0, rows: [] };
-      const inserted = await scope.returning(tx, 'INSERT', show, true);
-      if (target === null) await this.inserter.rows(tx, scope, full, inserted, out);
-      else {
-        const merged = mode === 'merge-duplicates' ? await scope.returning(tx, 'UPDATE', show, true) : null;
-        for (let i = 0; i < full.length; i++) await this.upsertRow(tx, scope, full[i]!, given[i]!, target, { inserted, merged }, out);
-      }
-      return this.finish(out, null, single);
+      const out = await this.inserter.write(tx, scope, req, plan, show);
+      this.finish(out.count, null, single);
+      return out;
     });
     return this.writeReply(written, prefer, r, shape);
   }
@@ -255,28 +284,11 @@ export class RowService {
     return col;
   }
 
-  /**
-   * One upsert row. merge-duplicates: the existing row is updated if the caller may update and see
-   * it, else inserted; when neither happens the row exists but the policies hide it: 403, as
-   * PostgreSQL's ON CONFLICT DO UPDATE (retried once, for a row inserted concurrently in between).
-   * ignore-duplicates: inserted unless a row with the key exists. Without a key: a plain insert.
-   */
-  private async upsertRow(tx: Db, scope: Scope, row: RowValues, sent: RowValues, target: string, ret: { inserted: Returning; merged: Returning | null }, out: Written): Promise<void> {
-    const key = row.get(target);
-    if (key === null || key === undefined) return this.inserter.rows(tx, scope, [row], ret.inserted, out);
-    for (let attempt = 0; attempt < 2; attempt++) {
-      if (ret.merged && (await this.inserter.merge(tx, scope, target, key, sent, ret.merged, out))) return;
-      if (await this.inserter.ifAbsent(tx, scope, row, target, ret.inserted, out)) return;
-      if (!ret.merged) return;
-    }
-    throw rlsViolation();
-  }
-
   private async update(scope: Scope, q: ParsedQuery, prefer: Prefer, r: RestRequest, rowId: number | null, single: boolean): Promise<RestResponse> {
     if (rowId === null && r.method === 'PUT') throw new AppError(405, 'method_not_allowed', 'PUT needs a row id: /rest/{table}/{id}.');
     if (rowId === null && !q.filter) throw badRequest('filter_required', 'PATCH on a table needs at least one filter; whole-table updates are refused.');
     if (Array.isArray(r.body)) throw new AppError(422, 'invalid_body', 'An update takes one JSON object.', { reason: 'expected_object' });
-    const given = checkObject(r.body ?? undefined, { columns: scope.table.columns, allowId: false, only: q.columns });
+    const given = checkObject(r.body ?? undefined, inputOptions(scope.table.columns, null, q.columns));
     const values = r.method === 'PUT' ? completeForReplace(given, scope.table.columns, r.auth, this.clock.now()) : given;
     values.delete('id');
     if (values.size === 0) throw new AppError(422, 'empty_update', 'The update names no column.', { reason: 'empty' });
@@ -287,10 +299,7 @@ export class RowService {
       const w = await this.target(tx, scope, q, rowId, 'UPDATE');
       const ret = await scope.returning(tx, 'UPDATE', show, true);
       const sets = p.cols.map((c) => `${quoteIdent(c)} = ?`).join(', ');
-      const raw = await tx.all<Record<string, unknown>>(`UPDATE ${scope.t} SET ${sets}${w.sql} RETURNING ${ret.sql}`, [...p.values, ...w.params, ...ret.params]);
-      const out: Written = { count: 0, rows: [] };
-      scope.collect(raw, ret, out);
-      return this.finish(out, rowId, single);
+      return this.touch(tx, scope, `UPDATE ${scope.t} SET ${sets}${w.sql} RETURNING ${ret.sql}`, [...p.values, ...w.params, ...ret.params], ret, rowId, single);
     });
     return this.writeReply(written, prefer, r, shape);
   }
@@ -303,10 +312,7 @@ export class RowService {
       const w = await this.target(tx, scope, q, rowId, 'DELETE');
       // the rows returned are the deleted ones, whose values the WHERE clause already checked
       const ret = await scope.returning(tx, null, show, false);
-      const raw = await tx.all<Record<string, unknown>>(`DELETE FROM ${scope.t}${w.sql} RETURNING ${ret.sql}`, [...w.params, ...ret.params]);
-      const out: Written = { count: 0, rows: [] };
-      scope.collect(raw, ret, out);
-      return this.finish(out, rowId, single);
+      return this.touch(tx, scope, `DELETE FROM ${scope.t}${w.sql} RETURNING ${ret.sql}`, [...w.params, ...ret.params], ret, rowId, single);
     });
     return this.writeReply(written, prefer, r, shape);
   }

@@ -37,10 +37,17 @@ export interface Returning extends Sql {
   items: SelectItem[] | null;
 }
 
-/** What a write did: how many rows it touched, and those the caller may see. */
+/** What a write did: how many rows it touched, and those the caller may see, in answer order. */
 export interface Written {
   count: number;
-  rows: { id: number; row: Record<string, unknown> }[];
+  rows: Record<string, unknown>[];
+}
+
+/** One RETURNING row, checked: its id, the raw row, and the row to show (null: none asked, or hidden). */
+export interface Returned {
+  id: number;
+  raw: Record<string, unknown>;
+  row: Record<string, unknown> | null;
 }
 
 export const rlsViolation = () => forbidden('rls_violation', 'The row violates a row-level security policy; nothing was written.');
@@ -119,15 +126,15 @@ export class Scope {
     return { sql: parts.join(', '), params, checked, filtered, items };
   }
 
-  /** Adds a write's RETURNING rows to `into`. A failed post-write check, or a generated id beyond
+  /** A write's RETURNING rows, checked. A failed post-write check, or a generated id beyond
    * 2^53 - 1 (no longer an exact JSON number), throws: the transaction rolls back. */
-  collect(raw: Record<string, unknown>[], ret: Returning, into: Written): void {
-    for (const r of raw) {
+  collect(raw: Record<string, unknown>[], ret: Returning): Returned[] {
+    return raw.map((r) => {
       const id = Number(r['#id']);
       if (!Number.isSafeInteger(id)) throw idExhausted();
       if (ret.checked && Number(r['#ok']) !== 1) throw rlsViolation();
-      into.count++;
-      if (ret.items && (!ret.filtered || Number(r['#see']) === 1)) into.rows.push({ id, row: this.decode(r, ret.items) });
-    }
+      const shown = ret.items !== null && (!ret.filtered || Number(r['#see']) === 1);
+      return { id, raw: r, row: shown ? this.decode(r, ret.items!) : null };
+    });
   }
 }

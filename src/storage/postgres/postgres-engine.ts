@@ -33,20 +33,33 @@ export const postgresDialect: Dialect = {
   }),
   compilePolicy: (expr, ctx) => new PostgresPolicyCompiler().compile(expr, ctx),
   // ilike folds case with ICU's root locale (as the policy language), not the database locale
-  like: (column, ci, pattern) =>
-    ci
-      ? { sql: `(lower((${column} COLLATE "und-x-icu")) COLLATE "C") LIKE (lower((?::text COLLATE "und-x-icu")) COLLATE "C")`, param: pattern }
-      : { sql: `${column} LIKE ?::text`, param: pattern },
+  like: (column, ci, pattern) => {
+    const bound = closeTrailingEscape(pattern);
+    return ci
+      ? { sql: `(lower((${column} COLLATE "und-x-icu")) COLLATE "C") LIKE (lower((?::text COLLATE "und-x-icu")) COLLATE "C")`, param: bound }
+      : { sql: `${column} LIKE ?::text`, param: bound };
+  },
   // An identity column does not see explicit ids: move its sequence past the largest one, never
-  // backwards (ids of deleted rows must not come back).
+  // backwards (ids of deleted rows must not come back). Concurrent requests with explicit ids take
+  // turns on a transaction-level lock per table: otherwise one could read the sequence, another
+  // set it higher, and the first set it back below the other's ids. The lock is taken in the FROM
+  // subquery (fenced by OFFSET 0), before the target list reads the sequence and max("id").
   afterExplicitIds: async (db, table) => {
     await db.get(
       `SELECT setval(q.s, GREATEST(COALESCE((SELECT max("id") FROM ${table}), 1), COALESCE(pg_sequence_last_value(q.s), 1)))
-       FROM (SELECT CAST(pg_get_serial_sequence(?, 'id') AS regclass) AS s) AS q`,
-      [table],
+       FROM (SELECT pg_advisory_xact_lock(hashtext(?)) AS l, CAST(pg_get_serial_sequence(?, 'id') AS regclass) AS s OFFSET 0) AS q`,
+      [`baseplate:ids:${table}`, table],
     );
   },
 };
+
+/** PostgreSQL refuses a pattern that ends in an unpaired `\`: escaped, it matches a literal
+ * backslash, as SQLite's bp_like reads such a pattern (so only this dialect needs it). */
+function closeTrailingEscape(pattern: string): string {
+  let n = 0;
+  for (let i = pattern.length - 1; i >= 0 && pattern[i] === '\\'; i--) n++;
+  return n % 2 === 1 ? `${pattern}\\` : pattern;
+}
 
 export const PLATFORM_SCHEMA = 'baseplate';
 

@@ -5,7 +5,7 @@
 // statement timeout (the native deadline, with a watchdog here for a worker that stops answering).
 import { Worker } from 'node:worker_threads';
 import { pathToFileURL } from 'node:url';
-import type { Db, SqlParam } from '../engine.ts';
+import type { Db, RowTally, SqlParam } from '../engine.ts';
 import { quoteIdent, QueryTimeout, StorageFull } from '../engine.ts';
 import { AppError } from '../../errors.ts';
 import { FairGate } from '../fair-gate.ts';
@@ -169,11 +169,15 @@ class WorkerDb implements Db {
     return quoteIdent(name);
   }
 
+  /** One statement, on the pinned worker inside a transaction, else on any of the project's share. */
+  private send(request: Extract<Request, { t: 'q' | 'tally' }>): Promise<unknown> {
+    if (this.pinned) return this.pinned.call(request, request.timeoutMs);
+    return this.pool.withWorker(this.projectId, (w) => w.call(request, request.timeoutMs));
+  }
+
   private query(sql: string, params: readonly SqlParam[], mode: 'all' | 'get' | 'run'): Promise<unknown> {
     const timeoutMs = this.pool.statementTimeoutMs;
-    const request: Request = { t: 'q', project: this.projectId, sql, params: toSqlite(params) as SqlParam[], mode, timeoutMs };
-    if (this.pinned) return this.pinned.call(request, timeoutMs);
-    return this.pool.withWorker(this.projectId, (w) => w.call(request, timeoutMs));
+    return this.send({ t: 'q', project: this.projectId, sql, params: toSqlite(params) as SqlParam[], mode, timeoutMs });
   }
 
   all<T>(sql: string, params: readonly SqlParam[] = []): Promise<T[]> {
@@ -194,6 +198,11 @@ class WorkerDb implements Db {
     } catch (err) {
       if (!(err instanceof StorageFull) && !(err instanceof AppError && err.code === 'project_busy')) throw err;
     }
+  }
+
+  tally(sql: string, params: readonly SqlParam[], keep: number, zero: string | null): Promise<RowTally> {
+    const timeoutMs = this.pool.statementTimeoutMs;
+    return this.send({ t: 'tally', project: this.projectId, sql, params: toSqlite(params) as SqlParam[], keep, zero, timeoutMs }) as Promise<RowTally>;
   }
 
   tx<T>(fn: (db: Db) => Promise<T>): Promise<T> {

@@ -5,6 +5,7 @@
 // native deadline (sqlite-deadline.ts).
 import { parentPort, workerData } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
+import type { RowTally } from '../engine.ts';
 import type { ToWorker, FromWorker, WorkerSetup } from './sqlite-worker-protocol.ts';
 import { openConnection, projectFile } from './sqlite-connection.ts';
 import { installDeadline } from './sqlite-deadline.ts';
@@ -71,6 +72,24 @@ function query(c: Conn, m: Extract<ToWorker, { t: 'q' }>): unknown {
   }
 }
 
+/** Db.tally: only `keep` rows are ever held (a write's RETURNING rows may be millions); the
+ * others are counted and dropped as they are read. */
+function tally(c: Conn, m: Extract<ToWorker, { t: 'tally' }>): RowTally {
+  const st = prepare(c, m.sql);
+  const out: RowTally = { rows: [], count: 0, zeros: 0 };
+  c.setDeadline(m.timeoutMs);
+  try {
+    for (const row of st.iterate(...m.params) as Iterable<Record<string, unknown>>) {
+      out.count++;
+      if (m.zero !== null && row[m.zero] === 0) out.zeros++;
+      if (out.rows.length < m.keep) out.rows.push(row);
+    }
+  } finally {
+    c.setDeadline(0);
+  }
+  return out;
+}
+
 function close(projectId: string): void {
   const c = conns.get(projectId);
   if (!c) return;
@@ -107,6 +126,8 @@ function handle(m: ToWorker): unknown {
   switch (m.t) {
     case 'q':
       return query(c, m);
+    case 'tally':
+      return tally(c, m);
     case 'begin':
       return begin(c, m.timeoutMs) ?? null;
     case 'commit':

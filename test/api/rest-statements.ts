@@ -1,0 +1,42 @@
+// What the passthrough sends to a project's data store (`engine.data`: the SQLite worker threads,
+// PostgreSQL's gated pool): statements, their distinct texts, and the most rows one of them handed
+// back, counted on both engines for the rest tests.
+import type { TestApp } from '../support/app.ts';
+import type { Db, Engine } from '../../src/storage/engine.ts';
+
+export interface StatementCount {
+  statements: number;
+  shapes: number;
+  /** the most rows one statement returned to the service */
+  maxRows: number;
+}
+
+/** Counts from now until `stop()`. */
+export function countStatements(t: TestApp): { stop: () => StatementCount } {
+  const engine = t.engine as { data: Engine['data'] };
+  const original = engine.data;
+  const count: StatementCount = { statements: 0, shapes: 0, maxRows: 0 };
+  const texts = new Set<string>();
+  const seen = <T>(sql: string, result: Promise<T>, rows: (r: T) => number): Promise<T> => {
+    count.statements++;
+    texts.add(sql);
+    return result.then((r) => ((count.maxRows = Math.max(count.maxRows, rows(r))), r));
+  };
+  const wrap = (db: Db): Db => ({
+    kind: db.kind,
+    t: (name) => db.t(name),
+    all: (sql, params) => seen(sql, db.all(sql, params), (r) => r.length),
+    get: (sql, params) => seen(sql, db.get(sql, params), (r) => (r === undefined ? 0 : 1)),
+    run: (sql, params) => seen(sql, db.run(sql, params), () => 0),
+    runBestEffort: (sql, params) => seen(sql, db.runBestEffort(sql, params), () => 0),
+    tx: (fn) => db.tx((inner) => fn(wrap(inner))),
+    ...(db.tally && { tally: (sql, params, keep, zero) => seen(sql, db.tally!(sql, params, keep, zero), (r) => r.rows.length) }),
+  });
+  engine.data = async (id) => wrap(await original.call(t.engine, id));
+  return {
+    stop: () => {
+      engine.data = original;
+      return { ...count, shapes: texts.size };
+    },
+  };
+}
