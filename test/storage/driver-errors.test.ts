@@ -60,3 +60,23 @@ test('SQLite: SQLITE_FULL (a full disk, or a file at max_page_count) is StorageF
   const io = withCode('SQLITE_IOERR_READ', 'disk I/O error');
   assert.equal(translateSqliteError(io), io);
 });
+
+test('PostgreSQL: a deadlock or serialization failure is 503 write_conflict, retryable; nothing was written', async () => {
+  const { AppError } = await import('../../src/errors.ts');
+  for (const code of ['40P01', '40001']) {
+    const out = translatePgError(withCode(code, 'deadlock detected'));
+    assert.ok(out instanceof AppError, code);
+    assert.equal(out.status, 503);
+    assert.equal(out.code, 'write_conflict');
+    assert.equal(out.headers['Retry-After'], '1');
+  }
+});
+
+test('SQLite: a write lock held past the wait is 503 project_busy, an interrupted statement a QueryTimeout', async () => {
+  const { AppError } = await import('../../src/errors.ts');
+  for (const code of ['SQLITE_BUSY', 'SQLITE_BUSY_SNAPSHOT', 'SQLITE_BUSY_TIMEOUT']) {
+    const out = translateSqliteError(withCode(code, 'database is locked'));
+    assert.ok(out instanceof AppError && out.status === 503 && out.code === 'project_busy', code);
+  }
+  assert.ok(translateSqliteError(withCode('SQLITE_INTERRUPT', 'interrupted')) instanceof QueryTimeout);
+});

@@ -1,6 +1,7 @@
 // pg behind the async Db interface. SQL is written with `?` placeholders for both engines; they
 // are rewritten to $1..$n here (generated SQL never contains a literal `?`).
 import pg from 'pg';
+import { AppError } from '../../errors.ts';
 import type { Db, SqlParam } from '../engine.ts';
 import { quoteIdent, UniqueViolation, NotNullViolation, QueryTimeout, DatabaseUnavailable } from '../engine.ts';
 
@@ -45,6 +46,10 @@ export function translatePgError(err: unknown): unknown {
   if (e?.code === '23505') return new UniqueViolation(e.constraint ?? null);
   if (e?.code === '23502') return new NotNullViolation(e.column ?? null);
   if (e?.code === '57014') return new QueryTimeout();
+  // concurrent writes that lock the same rows in opposite orders (two bulk upserts): PostgreSQL
+  // rolls one back; nothing of it was written, so it can be retried
+  if (e?.code === '40P01' || e?.code === '40001')
+    return new AppError(503, 'write_conflict', 'The write conflicted with a concurrent write and was rolled back; nothing was written.', null, 'Retry the request.', { 'Retry-After': '1' });
   const code = e?.code ?? e?.errors?.[0]?.code;
   if ((code && (LOST_SQLSTATES.has(code) || LOST_SOCKET_CODES.has(code))) || LOST_MESSAGES.test(e?.message ?? ''))
     return new DatabaseUnavailable('connection_lost', describe(err));
