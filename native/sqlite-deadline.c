@@ -8,6 +8,9 @@
  * fails with SQLITE_INTERRUPT at its next loop step. SQLite forgets an interrupt when a statement
  * starts on an idle connection, so a deadline that passed just before the statement's first step
  * would be lost: the watchdog repeats the interrupt every REPEAT_NS until the deadline is cleared.
+ * Setting a deadline wakes the watchdog only when it sleeps without one: otherwise it wakes at least
+ * every REPEAT_NS anyway, so a deadline is enforced at most REPEAT_NS late, and a busy connection
+ * pays two uncontended mutex operations per statement, not a thread wake-up.
  * Set from SQL, per connection:
  *   SELECT bp_set_deadline(ms)   -- ms > 0: now + ms; ms <= 0: no deadline (stops the repeats)
  * Build with -Wl,-z,nodelete: SQLite unloads an extension when the connection that loaded it
@@ -31,6 +34,7 @@ static pthread_cond_t wake;
 static pthread_once_t started = PTHREAD_ONCE_INIT;
 static int start_failed = 0;
 static Conn *conns = 0;
+static int sleeping_unbounded = 0; /* the watchdog waits for a first deadline, not for a time */
 
 static sqlite3_int64 now_ns(void) {
   struct timespec ts;
@@ -55,9 +59,15 @@ static void *watchdog(void *arg) {
       if (next == 0 || c->deadline_ns < next) next = c->deadline_ns;
     }
     if (next == 0) {
+      sleeping_unbounded = 1;
       pthread_cond_wait(&wake, &lock);
+      sleeping_unbounded = 0;
     } else {
-      struct timespec until = {(time_t)(next / 1000000000), (long)(next % 1000000000)};
+      /* no longer than REPEAT_NS: a deadline set meanwhile sends no signal */
+      struct timespec until;
+      if (next > now + REPEAT_NS) next = now + REPEAT_NS;
+      until.tv_sec = (time_t)(next / 1000000000);
+      until.tv_nsec = (long)(next % 1000000000);
       pthread_cond_timedwait(&wake, &lock, &until);
     }
   }
@@ -81,7 +91,7 @@ static void set_deadline(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   (void)argc;
   pthread_mutex_lock(&lock);
   c->deadline_ns = ms > 0 ? now_ns() + ms * 1000000 : 0;
-  if (ms > 0) pthread_cond_signal(&wake);
+  if (ms > 0 && sleeping_unbounded) pthread_cond_signal(&wake);
   pthread_mutex_unlock(&lock);
   sqlite3_result_null(ctx);
 }

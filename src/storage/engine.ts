@@ -73,7 +73,9 @@ export interface Engine {
    * The store of an existing project, for statements over the project's own tables, whose cost the
    * caller's filters and policies decide: each statement is bounded by the statement timeout and
    * runs under the project's fair share of the engine's capacity (SQLite: worker threads, off the
-   * event loop; PostgreSQL: pool connections).
+   * event loop, after a bounded first attempt on the main thread; PostgreSQL: pool connections).
+   * Its `tx(fn)` may run `fn` twice (a first attempt abandoned and rolled back): `fn` must do
+   * nothing but issue statements and compute its result from them.
    */
   data(projectId: string): Promise<Db>;
   /** Removes a project's store and everything in it. */

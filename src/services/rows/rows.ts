@@ -90,8 +90,8 @@ export class RowService {
     if (!r.key.permissions.has(needed)) throw forbidden('insufficient_permission', `The API key lacks the '${needed}' permission.`, { permission: needed });
     const table = await this.tables.findByName(r.projectId, r.table);
     if (!table) throw notFound('table');
-    const db = await this.engine.data(r.projectId);
-    const scope = new Scope(db, table, this.engine, this.policies, r.auth);
+    const [db, meta] = await Promise.all([this.engine.data(r.projectId), this.engine.project(r.projectId)]);
+    const scope = new Scope(db, meta, table, this.engine, this.policies, r.auth);
     const q = parseQuery(r.query, [...scope.types].map(([name, type]) => ({ name, type })));
     const prefer = parsePrefer(r.prefer);
     const single = (r.accept ?? '').toLowerCase().includes(OBJECT_MEDIA);
@@ -191,7 +191,7 @@ export class RowService {
    * and, since it reads existing values, the SELECT policies. */
   private async target(tx: Db, scope: Scope, q: ParsedQuery, rowId: number | null, op: Operation): Promise<Sql> {
     const id: Sql | null = rowId !== null ? { sql: '"id" = ?', params: [rowId] } : null;
-    return where([id, this.filterSql(scope, q), await scope.policy(op, tx), await scope.policy('SELECT', tx)]);
+    return where([id, this.filterSql(scope, q), await scope.policy(op), await scope.policy('SELECT')]);
   }
 
   /** 404 for a per-row route that touched nothing, 406 for a single object that is not exactly one

@@ -62,26 +62,35 @@ const truth = (sql: string) => `CASE WHEN (${sql}) THEN 1 ELSE 0 END`;
 
 export class Scope {
   readonly types: Map<string, ColumnType>;
-  private filters: Promise<(op: Operation) => Sql | null> | null = null;
+  private readonly filters: Promise<(op: Operation) => Sql | null>;
 
   constructor(
     readonly db: Db,
+    /** the project's own records (the policies): the engine's short, ungated connection */
+    private readonly meta: Db,
     readonly table: TableInfo,
     private readonly engine: Engine,
     private readonly policies: PolicyFilterSource,
     readonly auth: AuthContext | null,
   ) {
     this.types = new Map<string, ColumnType>([['id', 'integer'], ...table.columns.map((c) => [c.name, c.type] as [string, ColumnType])]);
+    // read now, before any transaction: on the embedded engine a data transaction may hold the very
+    // connection the policies are read from (sqlite-hybrid-db.ts)
+    this.filters = this.policies.rowFilters(this.meta, this.table, this.auth);
+    this.filters.catch(() => undefined); // a request that fails first never awaits them
   }
 
   get t(): string {
     return this.db.t(this.table.name);
   }
 
-  /** The operation's policy filter; the table's policies are read once per request (inside the
-   * write's transaction when `db` is one). */
-  async policy(op: Operation, db: Db = this.db): Promise<Sql | null> {
-    this.filters ??= this.policies.rowFilters(db, this.table, this.auth);
+  /**
+   * The operation's policy filter. The table's policies are read once per request, as platform
+   * records, when the scope is made, before any data statement: a policy change acknowledged before the request started is
+   * always seen (the promise is "the next request sees it"), and reading them where the data
+   * statements run would cost the embedded engine a worker round trip per request.
+   */
+  async policy(op: Operation): Promise<Sql | null> {
     return (await this.filters)(op);
   }
 
@@ -115,8 +124,8 @@ export class Scope {
       params.push(...p.params);
       return true;
     };
-    const checked = check !== null && add(await this.policy(check, tx), '#ok');
-    const filtered = show !== null && filter && add(await this.policy('SELECT', tx), '#see');
+    const checked = check !== null && add(await this.policy(check), '#ok');
+    const filtered = show !== null && filter && add(await this.policy('SELECT'), '#see');
     let items: SelectItem[] | null = null;
     if (show !== null) {
       const p = this.projection(show.select);

@@ -8,6 +8,7 @@ import type { Db, SqlParam } from '../engine.ts';
 import { quoteIdent, UniqueViolation, NotNullViolation, QueryTimeout, StorageFull } from '../engine.ts';
 import { projectBusy } from '../fair-gate.ts';
 import { AppError } from '../../errors.ts';
+import { tallyRows } from './sqlite-tally.ts';
 
 const CACHE_LIMIT = 500;
 /** how long a main-thread statement waits for another connection's write lock, asynchronously */
@@ -40,30 +41,102 @@ export function translateSqliteError(err: unknown): unknown {
   return err;
 }
 
+/**
+ * A bound on data statements run on the main thread (sqlite-hybrid-db.ts): how long the next
+ * statement may run, and what the statements took. An attempt out of time throws InlineExceeded,
+ * and a statement past its allowance is interrupted (QueryTimeout): either way the caller gives
+ * the work to a worker thread instead.
+ */
+export interface InlineProbe {
+  /** ms the next statement may run (<= 0: none) */
+  allowance(): number;
+  spent(ms: number): void;
+}
+
+export class InlineExceeded extends Error {
+  constructor() {
+    super('the inline attempt is out of time');
+  }
+}
+
+type Mode = 'all' | 'get' | 'run';
+
 export class SqliteDb implements Db {
   readonly kind = 'sqlite' as const;
   private statements = new Map<string, Database.Statement>();
   private lockedUntil: Promise<void> | null = null;
   /** statements waiting for another connection's write lock */
   private waiting = 0;
-  private readonly inner: Db;
 
-  constructor(readonly raw: Database.Database) {
-    const self = this;
-    this.inner = {
-      kind: 'sqlite',
-      t: (n) => quoteIdent(n),
-      // inside the transaction the write lock is held: nothing to wait for
-      all: async (sql, params = []) => self.inTx(() => self.exec(sql, params, 'all')) as never,
-      get: async (sql, params = []) => self.inTx(() => self.exec(sql, params, 'get')) as never,
-      run: async (sql, params = []) => self.inTx(() => self.exec(sql, params, 'run')) as never,
-      runBestEffort: async (sql, params = []) => self.inTx(() => void self.exec(sql, params, 'run')),
-      tx: (fn) => fn(self.inner),
-    };
-  }
+  /** `setDeadline`: the connection's statement deadline (sqlite-deadline.ts), needed to probe */
+  constructor(
+    readonly raw: Database.Database,
+    private readonly setDeadline: ((ms: number) => void) | null = null,
+  ) {}
 
   t(name: string): string {
     return quoteIdent(name);
+  }
+
+  all<T>(sql: string, params: readonly SqlParam[] = []): Promise<T[]> {
+    return this.statement(sql, params, 'all', null) as Promise<T[]>;
+  }
+
+  get<T>(sql: string, params: readonly SqlParam[] = []): Promise<T | undefined> {
+    return this.statement(sql, params, 'get', null) as Promise<T | undefined>;
+  }
+
+  run(sql: string, params: readonly SqlParam[] = []): Promise<{ changes: number }> {
+    return this.statement(sql, params, 'run', null) as Promise<{ changes: number }>;
+  }
+
+  async runBestEffort(sql: string, params: readonly SqlParam[] = []): Promise<void> {
+    if (this.lockedUntil) await this.idle();
+    try {
+      this.exec(sql, params, 'run', null);
+    } catch (err) {
+      const e = translateSqliteError(err);
+      if (!(e instanceof StorageFull) && !(e instanceof AppError && e.code === 'project_busy')) throw e;
+    }
+  }
+
+  tx<T>(fn: (db: Db) => Promise<T>): Promise<T> {
+    return this.transaction(fn, null);
+  }
+
+  /** This connection with every statement (in transactions too) bounded by `probe`. */
+  probing(probe: InlineProbe): Db {
+    if (!this.setDeadline) throw new Error('internal: probing needs the deadline extension');
+    return {
+      kind: 'sqlite',
+      t: (n) => quoteIdent(n),
+      all: (sql, params = []) => this.statement(sql, params, 'all', probe) as never,
+      get: (sql, params = []) => this.statement(sql, params, 'get', probe) as never,
+      run: (sql, params = []) => this.statement(sql, params, 'run', probe) as never,
+      runBestEffort: (sql, params = []) => this.statement(sql, params, 'run', probe).then(() => undefined),
+      tx: (fn) => this.transaction(fn, probe),
+      tally: async (sql, params, keep, zero) => this.inTx(() => tallyRows(this.bounded(probe, () => this.prepare(sql).iterate(...toSqlite(params)) as Iterable<Row>), keep, zero)),
+    };
+  }
+
+  private async statement(sql: string, params: readonly SqlParam[], mode: Mode, probe: InlineProbe | null): Promise<unknown> {
+    if (this.lockedUntil) await this.idle();
+    return this.whenFree(() => this.exec(sql, params, mode, probe));
+  }
+
+  /** A transaction's statements: the write lock is held, nothing to wait for. */
+  private inside(probe: InlineProbe | null): Db {
+    const run = (sql: string, params: readonly SqlParam[], mode: Mode) => this.inTx(() => this.exec(sql, params, mode, probe));
+    return {
+      kind: 'sqlite',
+      t: (n) => quoteIdent(n),
+      all: async (sql, params = []) => run(sql, params, 'all') as never,
+      get: async (sql, params = []) => run(sql, params, 'get') as never,
+      run: async (sql, params = []) => run(sql, params, 'run') as never,
+      runBestEffort: async (sql, params = []) => void run(sql, params, 'run'),
+      tx: (fn) => fn(this.inside(probe)),
+      ...(probe && { tally: async (sql, params, keep, zero) => this.inTx(() => tallyRows(this.bounded(probe, () => this.prepare(sql).iterate(...toSqlite(params)) as Iterable<Row>), keep, zero)) }),
+    };
   }
 
   private inTx<T>(op: () => T): T {
@@ -84,18 +157,26 @@ export class SqliteDb implements Db {
     return st;
   }
 
-  private exec(sql: string, params: readonly SqlParam[], mode: 'all' | 'get' | 'run'): unknown {
+  private exec(sql: string, params: readonly SqlParam[], mode: Mode, probe: InlineProbe | null): unknown {
     const st = this.prepare(sql);
     const args = toSqlite(params);
-    if (mode === 'run') {
-      if (st.reader) return { changes: st.all(...args).length };
-      return { changes: st.run(...args).changes };
+    return probe ? this.bounded(probe, () => execute(st, args, mode)) : execute(st, args, mode);
+  }
+
+  /** Runs `op` (one statement, read to its end) within the probe's allowance. */
+  private bounded<T>(probe: InlineProbe, op: () => T): T {
+    const ms = probe.allowance();
+    if (ms <= 0) throw new InlineExceeded();
+    this.setDeadline!(ms);
+    const t0 = performance.now();
+    try {
+      const out = op();
+      // an iterator runs when read: read it here, under the deadline
+      return (isIterable(out) ? [...out] : out) as T;
+    } finally {
+      this.setDeadline!(0);
+      probe.spent(performance.now() - t0);
     }
-    if (!st.reader) {
-      st.run(...args);
-      return mode === 'all' ? [] : undefined;
-    }
-    return mode === 'all' ? st.all(...args) : st.get(...args);
   }
 
   /** Runs `op`, retrying later while another connection holds the write lock (never blocking). */
@@ -124,38 +205,13 @@ export class SqliteDb implements Db {
     while (this.lockedUntil) await this.lockedUntil;
   }
 
-  async all<T>(sql: string, params: readonly SqlParam[] = []): Promise<T[]> {
-    if (this.lockedUntil) await this.idle();
-    return this.whenFree(() => this.exec(sql, params, 'all') as T[]);
-  }
-
-  async get<T>(sql: string, params: readonly SqlParam[] = []): Promise<T | undefined> {
-    if (this.lockedUntil) await this.idle();
-    return this.whenFree(() => this.exec(sql, params, 'get') as T | undefined);
-  }
-
-  async run(sql: string, params: readonly SqlParam[] = []): Promise<{ changes: number }> {
-    if (this.lockedUntil) await this.idle();
-    return this.whenFree(() => this.exec(sql, params, 'run') as { changes: number });
-  }
-
-  async runBestEffort(sql: string, params: readonly SqlParam[] = []): Promise<void> {
-    if (this.lockedUntil) await this.idle();
-    try {
-      this.exec(sql, params, 'run');
-    } catch (err) {
-      const e = translateSqliteError(err);
-      if (!(e instanceof StorageFull) && !(e instanceof AppError && e.code === 'project_busy')) throw e;
-    }
-  }
-
-  async tx<T>(fn: (db: Db) => Promise<T>): Promise<T> {
+  private async transaction<T>(fn: (db: Db) => Promise<T>, probe: InlineProbe | null): Promise<T> {
     await this.begin();
     let release!: () => void;
     this.lockedUntil = new Promise<void>((r) => (release = r));
     try {
       try {
-        const result = await fn(this.inner);
+        const result = await fn(this.inside(probe));
         // in WAL mode a full disk shows at COMMIT: translated like any statement's failure
         this.inTx(() => this.raw.exec('COMMIT'));
         return result;
@@ -191,4 +247,20 @@ export class SqliteDb implements Db {
   get busy(): boolean {
     return this.lockedUntil !== null || this.waiting > 0;
   }
+}
+
+type Row = Record<string, unknown>;
+
+const isIterable = (v: unknown): v is Iterable<unknown> => typeof v === 'object' && v !== null && !Array.isArray(v) && Symbol.iterator in v;
+
+function execute(st: Database.Statement, args: unknown[], mode: Mode): unknown {
+  if (mode === 'run') {
+    if (st.reader) return { changes: st.all(...args).length };
+    return { changes: st.run(...args).changes };
+  }
+  if (!st.reader) {
+    st.run(...args);
+    return mode === 'all' ? [] : undefined;
+  }
+  return mode === 'all' ? st.all(...args) : st.get(...args);
 }

@@ -11,6 +11,9 @@ import { platformMigrations, projectMigrations, type SchemaTypes } from '../sche
 import { SqliteDb } from './sqlite-db.ts';
 import { openConnection, projectFile } from './sqlite-connection.ts';
 import { SqliteWorkerPool } from './sqlite-worker-pool.ts';
+import { HybridDb, InlineBudget } from './sqlite-hybrid-db.ts';
+import { installDeadline } from './sqlite-deadline.ts';
+import { registerSqliteFunctions } from '../../policy-language/index.ts';
 import { sqliteDeadlineLibrary, sqliteWorkerScript } from './sqlite-build.ts';
 import { SqlitePolicyCompiler } from './sqlite-policy-compiler.ts';
 
@@ -68,6 +71,8 @@ export class SqliteEngine implements Engine {
   private opening = new Map<string, Promise<SqliteDb>>();
   private readonly projectDir: string;
   private readonly workers: SqliteWorkerPool;
+  private readonly inline = new InlineBudget();
+  private readonly deadlineLibrary = sqliteDeadlineLibrary();
 
   private constructor(private readonly opts: SqliteEngineOptions) {
     mkdirSync(opts.dataDir, { recursive: true });
@@ -78,7 +83,7 @@ export class SqliteEngine implements Engine {
     const statementTimeoutMs = opts.statementTimeoutMs ?? 30000;
     this.workers = new SqliteWorkerPool({
       script: sqliteWorkerScript(),
-      deadlineLibrary: sqliteDeadlineLibrary(),
+      deadlineLibrary: this.deadlineLibrary,
       projectDir: this.projectDir,
       // the open files are shared out among the workers, so that they do not multiply them
       maxConnections: Math.ceil((opts.maxOpenProjects ?? 256) / workers),
@@ -120,8 +125,10 @@ export class SqliteEngine implements Engine {
   private async openFile(projectId: string, create: boolean): Promise<SqliteDb> {
     const file = this.file(projectId);
     if (!create && !existsSync(file)) throw new Error(`project store ${projectId} is missing`);
-    // (no bp_* functions here: statements that use them run in the workers)
-    const db = new SqliteDb(open(file));
+    // data statements are tried here first (sqlite-hybrid-db.ts): functions and deadline as in a worker
+    const raw = open(file);
+    registerSqliteFunctions(raw);
+    const db = new SqliteDb(raw, installDeadline(raw, this.deadlineLibrary));
     await migrate(db, projectMigrations(quoteIdent, TYPES));
     this.projects.set(projectId, db);
     // Close the least recently used files beyond the limit, never one inside an open transaction.
@@ -144,8 +151,8 @@ export class SqliteEngine implements Engine {
   }
 
   async data(projectId: string): Promise<Db> {
-    await this.openProject(projectId, false); // exists and is migrated
-    return this.workers.db(projectId);
+    const main = await this.openProject(projectId, false); // exists and is migrated
+    return new HybridDb(main, this.workers.db(projectId), this.inline, projectId);
   }
 
   async dropProjectStore(projectId: string): Promise<void> {

@@ -9,6 +9,7 @@ import type { RowTally } from '../engine.ts';
 import type { ToWorker, FromWorker, WorkerSetup } from './sqlite-worker-protocol.ts';
 import { openConnection, projectFile } from './sqlite-connection.ts';
 import { installDeadline } from './sqlite-deadline.ts';
+import { tallyRows } from './sqlite-tally.ts';
 import { registerSqliteFunctions } from '../../policy-language/index.ts';
 
 const STATEMENT_CACHE = 200;
@@ -72,22 +73,15 @@ function query(c: Conn, m: Extract<ToWorker, { t: 'q' }>): unknown {
   }
 }
 
-/** Db.tally: only `keep` rows are ever held (a write's RETURNING rows may be millions); the
- * others are counted and dropped as they are read. */
+/** Db.tally, its rows read under the statement's deadline */
 function tally(c: Conn, m: Extract<ToWorker, { t: 'tally' }>): RowTally {
   const st = prepare(c, m.sql);
-  const out: RowTally = { rows: [], count: 0, zeros: 0 };
   c.setDeadline(m.timeoutMs);
   try {
-    for (const row of st.iterate(...m.params) as Iterable<Record<string, unknown>>) {
-      out.count++;
-      if (m.zero !== null && row[m.zero] === 0) out.zeros++;
-      if (out.rows.length < m.keep) out.rows.push(row);
-    }
+    return tallyRows(st.iterate(...m.params) as Iterable<Record<string, unknown>>, m.keep, m.zero);
   } finally {
     c.setDeadline(0);
   }
-  return out;
 }
 
 function close(projectId: string): void {
