@@ -21,20 +21,7 @@ import { emailTemplateRoutes } from './http/routes/email-templates.ts';
 import { emailFlowRoutes } from './http/routes/email-flows.ts';
 import { functionRoutes } from './http/routes/functions.ts';
 import { installCors } from './http/cors.ts';
-
-const MAX_JSON_DEPTH = 128;
-
-/** Iterative, so that the check itself cannot overflow the stack. */
-function tooDeep(root: unknown, max: number): boolean {
-  const stack: [unknown, number][] = [[root, 0]];
-  while (stack.length > 0) {
-    const [v, depth] = stack.pop()!;
-    if (v === null || typeof v !== 'object') continue;
-    if (depth >= max) return true;
-    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, depth + 1]);
-  }
-  return false;
-}
+import { MAX_JSON_DEPTH, nestsDeeperThan } from './rest-query/values.ts';
 
 function containsNul(value: unknown): boolean {
   if (typeof value === 'string') return value.includes('\u0000');
@@ -113,7 +100,7 @@ export async function buildApp({ config, engine, services, logStream }: AppDeps)
     } catch {
       return done(new AppError(400, 'invalid_json', 'The request body is not valid JSON.'), undefined);
     }
-    if (tooDeep(parsed, MAX_JSON_DEPTH))
+    if (nestsDeeperThan(parsed, MAX_JSON_DEPTH))
       return done(new AppError(422, 'too_deep', `The request body nests deeper than ${MAX_JSON_DEPTH} levels.`), undefined);
     // No engine stores U+0000 in text (PostgreSQL refuses it): one rule for every field, here.
     if (text.includes('\\u0000') && containsNul(parsed))

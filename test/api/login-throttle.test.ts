@@ -6,10 +6,10 @@
 // and the clean-up's index.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { describeEngines, registerAccount, createProject, uniqueEmail, expectError, type TestApp, type Reply } from '../support/app.ts';
 import { createTestDatabase, testEngines, type TestDatabase } from '../support/postgres.ts';
+import { startServer, type ServerProcess } from '../support/server-process.ts';
 import { PENDING_BOUND_MS } from '../../src/services/login-throttle.ts';
 import { subjectDigest } from '../../src/lib/tokens.ts';
 
@@ -272,28 +272,6 @@ await describeEngines('login throttle under concurrency', (ctx, kind) => {
 // deployment, not per node.
 const { engines, skipReason } = await testEngines();
 
-async function startNode(databaseUrl: string, masterKey: string): Promise<{ proc: ChildProcess; base: string }> {
-  const proc = spawn(process.execPath, ['--no-node-snapshot', '--import', 'tsx', 'src/main.ts'], {
-    env: { ...process.env, MASTER_KEY: masterKey, DATABASE_URL: databaseUrl, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ARGON2_MEMORY_KIB: '1024', ARGON2_TIME_COST: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const base = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`node did not start: ${out}`)), 20000);
-    proc.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const m = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]!);
-      }
-    });
-    proc.stderr!.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    proc.on('exit', (code) => reject(new Error(`node exited with ${code}: ${out}`)));
-  });
-  return { proc, base };
-}
-
 async function call(base: string, path: string, body: unknown, token?: string): Promise<Reply> {
   const headers: Record<string, string> = { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) };
   const res = await fetch(base + path, { method: 'POST', headers, body: JSON.stringify(body) });
@@ -304,22 +282,16 @@ async function call(base: string, path: string, body: unknown, token?: string): 
 if (engines.includes('postgres')) {
   describe('login throttle across two server processes on one PostgreSQL', () => {
     let db: TestDatabase;
-    const nodes: { proc: ChildProcess; base: string }[] = [];
+    const nodes: ServerProcess[] = [];
 
     before(async () => {
       db = await createTestDatabase();
-      const key = randomBytes(32).toString('hex');
-      nodes.push(...(await Promise.all([startNode(db.url, key), startNode(db.url, key)])));
+      // (the processes of one test file share a master key, as the nodes of a deployment do)
+      nodes.push(...(await Promise.all([startServer({ DATABASE_URL: db.url }), startServer({ DATABASE_URL: db.url })])));
     });
 
     after(async () => {
-      for (const n of nodes) {
-        if (n.proc.exitCode === null) {
-          const exited = new Promise((r) => n.proc.once('exit', r));
-          n.proc.kill('SIGTERM');
-          await exited;
-        }
-      }
+      for (const n of nodes) await n.stop();
       await db?.drop();
     });
 

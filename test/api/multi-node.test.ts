@@ -2,36 +2,11 @@
 // node is refused by the other at once, because nothing caches credentials.
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { spawn } from 'node:child_process';
 import { createTestDatabase, testEngines, type TestDatabase } from '../support/postgres.ts';
+import { startServer, type ServerProcess } from '../support/server-process.ts';
 
 const { engines, skipReason } = await testEngines();
-
-// every node of one deployment shares the master key that seals stored secrets
-const SHARED_MASTER_KEY = randomBytes(32).toString('hex');
-
-async function startNode(databaseUrl: string): Promise<{ proc: ChildProcess; base: string }> {
-  const proc = spawn(process.execPath, ['--no-node-snapshot', '--import', 'tsx', 'src/main.ts'], {
-    env: { ...process.env, MASTER_KEY: SHARED_MASTER_KEY, DATABASE_URL: databaseUrl, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ARGON2_MEMORY_KIB: '1024', ARGON2_TIME_COST: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const base = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`node did not start: ${out}`)), 20000);
-    proc.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const m = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]!);
-      }
-    });
-    proc.stderr!.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    proc.on('exit', (code) => reject(new Error(`node exited with ${code}: ${out}`)));
-  });
-  return { proc, base };
-}
 
 async function call(base: string, method: string, path: string, opts: { token?: string; body?: unknown; headers?: Record<string, string> } = {}) {
   const headers: Record<string, string> = { ...(opts.headers ?? {}) };
@@ -45,23 +20,19 @@ async function call(base: string, method: string, path: string, opts: { token?: 
 if (engines.includes('postgres')) {
   describe('two server processes on one PostgreSQL', () => {
     let db: TestDatabase;
-    let a: { proc: ChildProcess; base: string };
-    let b: { proc: ChildProcess; base: string };
+    let a: ServerProcess;
+    let b: ServerProcess;
 
     before(async () => {
       db = await createTestDatabase();
-      // started together: both migrate the same fresh database at once (advisory lock)
-      [a, b] = await Promise.all([startNode(db.url), startNode(db.url)]);
+      // started together: both migrate the same fresh database at once (advisory lock); the
+      // processes of one test file share a master key, as every node of a deployment must
+      [a, b] = await Promise.all([startServer({ DATABASE_URL: db.url }), startServer({ DATABASE_URL: db.url })]);
     });
 
     after(async () => {
-      for (const n of [a, b]) {
-        if (n && n.proc.exitCode === null) {
-          const exited = new Promise((r) => n.proc.once('exit', r));
-          n.proc.kill('SIGTERM');
-          await exited;
-        }
-      }
+      await a?.stop();
+      await b?.stop();
       await db?.drop();
     });
 
