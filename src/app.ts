@@ -131,12 +131,12 @@ export async function buildApp({ config, engine, services, logStream }: AppDeps)
   keyRoutes(app, services.accounts, services.projects, services.keys);
   policyRoutes(app, services.accounts, services.projects, services.policies);
   endUserRoutes(app, services.accounts, services.projects, services.endUsers, services.emailFlows, config.maxRows);
-  restRoutes(app, services.projects, services.keys, services.endUsers, services.rows);
+  restRoutes(app, services.dataPlane, services.rows);
   authSettingsRoutes(app, services.accounts, services.projects, services.authSettings);
   emailConfigRoutes(app, services.accounts, services.projects, services.emailConfig);
   emailTemplateRoutes(app, services.accounts, services.projects, services.emailTemplates);
   emailFlowRoutes(app, services.projects, services.endUsers, services.emailFlows);
-  functionRoutes(app, services.accounts, services.projects, services.keys, services.endUsers, services.functions);
+  functionRoutes(app, services.accounts, services.projects, services.dataPlane, services.functions);
 
   await app.ready();
   return app;

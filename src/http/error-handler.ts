@@ -7,7 +7,7 @@ import { STATUS_CODES } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import type { Duplex } from 'node:stream';
 import { AppError } from '../errors.ts';
-import { DatabaseUnavailable, QueryTimeout, StorageFull } from '../storage/engine.ts';
+import { DatabaseUnavailable, QueryTimeout, StorageFull, StoreMissing } from '../storage/engine.ts';
 
 interface AjvError {
   keyword: string;
@@ -97,6 +97,8 @@ export function installErrorHandling(app: FastifyInstance): void {
       request.log.warn('storage full: a write was refused');
       return send(reply, new AppError(507, 'storage_full', 'The server has no storage space left for this write.', null, 'Reads still work; writes succeed again once space is freed on the server.'));
     }
+    // deleted while the request was under way (a project or table, maybe through another node)
+    if (error instanceof StoreMissing) return send(reply, new AppError(404, 'not_found', 'No such resource: it was deleted meanwhile.'));
     const e = error as FastifyError & { validation?: AjvError[]; validationContext?: string };
     if (e.validation) return send(reply, validationToAppError(e.validation, e.validationContext ?? 'body'));
     switch (e.code) {

@@ -11,6 +11,8 @@ import { KeyService } from './keys.ts';
 import { EndUserService } from './end-users.ts';
 import { PolicyService, type PolicyLog } from './policies.ts';
 import { RowService } from './rows/rows.ts';
+import { ProjectSchemaCache } from './project-schema.ts';
+import { DataPlaneService } from './data-plane.ts';
 import { AuthSettingsService } from './auth-settings.ts';
 import { EmailConfigService, type MailerFactory } from './email-config.ts';
 import { EmailTemplateService } from './email-templates.ts';
@@ -32,6 +34,7 @@ export interface Services {
   endUsers: EndUserService;
   policies: PolicyService;
   rows: RowService;
+  dataPlane: DataPlaneService;
   authSettings: AuthSettingsService;
   emailConfig: EmailConfigService;
   emailTemplates: EmailTemplateService;
@@ -74,7 +77,9 @@ export function buildServices(engine: Engine, config: Config, clock: Clock, opts
   const emailTemplates = new EmailTemplateService(engine, clock);
   const emailConfig = new EmailConfigService(engine, clock, opts.secrets, mailers, config.email.allowPrivateHosts);
   const endUsers = new EndUserService(engine, hasher, clock, throttle, config.tokenTtlMs, (pid) => emailConfig.requiresConfirmation(pid));
-  const rows = new RowService(engine, tables, policies, clock, config.maxRows);
+  const schemas = new ProjectSchemaCache(engine, { tableInfos: (db) => tables.tableInfos(db), enabledByTable: (db) => policies.enabledByTable(db) });
+  const rows = new RowService(engine, schemas, policies, clock, config.maxRows);
+  const keys = new KeyService(engine, clock);
   const projectName = async (pid: string) => (await projects.find(pid))?.name ?? '';
   return {
     hasher,
@@ -82,7 +87,8 @@ export function buildServices(engine: Engine, config: Config, clock: Clock, opts
     accounts: new AccountService(engine, hasher, clock, throttle, config.tokenTtlMs),
     projects,
     tables,
-    keys: new KeyService(engine, clock),
+    keys,
+    dataPlane: new DataPlaneService(engine, projects, keys, clock),
     endUsers,
     policies,
     rows,

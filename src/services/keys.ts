@@ -1,9 +1,9 @@
 // Project API keys (SPEC 4.3, CONTRACT §4): stored as SHA-256 only, looked up in the project's own
 // store on every request (no cache), so revocation and expiry act at once on every node.
-import type { Engine } from '../storage/engine.ts';
+import type { Db, Engine } from '../storage/engine.ts';
 import type { Clock } from '../lib/clock.ts';
 import { newId, isId } from '../lib/ids.ts';
-import { newToken, hashToken, isTokenShaped } from '../lib/tokens.ts';
+import { newToken, hashToken } from '../lib/tokens.ts';
 import { invalid, notFound, unauthorized } from '../errors.ts';
 import { charLength } from '../lib/validate.ts';
 import { parseTimestamp } from '../lib/temporal.ts';
@@ -20,6 +20,9 @@ export interface ApiKey {
   created_at: string;
   last_used_at: string | null;
 }
+
+/** What the data plane reads of a key to accept it. */
+export type KeyCheck = Pick<KeyRow, 'id' | 'permissions' | 'expires_at' | 'last_used_at'>;
 
 export interface KeyCaller {
   keyId: string;
@@ -107,21 +110,16 @@ export class KeyService {
     if (res.changes === 0) throw notFound('key');
   }
 
-  /** Resolves an API key of this project, or throws 401 (unknown, revoked, expired, other project's). */
-  async authenticate(projectId: string, token: string | undefined): Promise<KeyCaller> {
-    if (!token || !isTokenShaped(token)) throw unauthorized('invalid_api_key', 'A valid project API key is required (Authorization: Bearer <key>).');
-    const db = await this.engine.project(projectId);
-    const now = this.clock.now();
-    const row = await db.get<{ id: string; permissions: string; expires_at: string | null; last_used_at: string | null }>(
-      `SELECT id, permissions, expires_at, last_used_at FROM ${db.t('_bp_keys')} WHERE key_hash = ?`,
-      [hashToken(token)],
-    );
+  /**
+   * The caller of a key row read by the data plane's one statement (data-plane.ts), or 401 when
+   * there is none (unknown, revoked) or it expired. A key's last use is recorded at most once a
+   * minute, and never delays or fails the request.
+   */
+  async accept(db: Db, row: KeyCheck | null, now: Date): Promise<KeyCaller> {
     if (!row || (row.expires_at !== null && Date.parse(row.expires_at) <= now.getTime()))
       throw unauthorized('invalid_api_key', 'The API key is unknown, revoked or expired.');
-    if (row.last_used_at === null || now.getTime() - Date.parse(row.last_used_at) > LAST_USED_RESOLUTION_MS) {
-      // bookkeeping: a full disk or a project's write lock held by a long write must not delay or fail a read
+    if (row.last_used_at === null || now.getTime() - Date.parse(row.last_used_at) > LAST_USED_RESOLUTION_MS)
       await db.runBestEffort(`UPDATE ${db.t('_bp_keys')} SET last_used_at = ? WHERE id = ?`, [now.toISOString(), row.id]);
-    }
     return { keyId: row.id, permissions: new Set(JSON.parse(row.permissions) as Permission[]) };
   }
 }

@@ -9,8 +9,9 @@ import { charLength } from '../lib/validate.ts';
 import { PolicyError, validatePolicy, type ColumnInfo, type TypedExpr } from '../policy-language/index.ts';
 import type { TableInfo, TableService } from './tables.ts';
 import type { AuthContext } from './end-users.ts';
-import type { Operation, PolicyFilterSource } from './rows/rows.ts';
+import type { Operation } from './rows/rows.ts';
 import type { Sql } from './rows/filter-sql.ts';
+import { bumpSchemaVersion } from './project-schema.ts';
 
 export const OPERATIONS = ['SELECT', 'INSERT', 'UPDATE', 'DELETE', 'ALL'] as const;
 export type PolicyOperation = (typeof OPERATIONS)[number];
@@ -31,6 +32,13 @@ interface PolicyRow {
   expression: string;
   enabled: number | boolean;
   created_at: string;
+}
+
+/** An enabled policy as the data plane applies it. */
+export interface StoredPolicy {
+  id: string;
+  operation: string;
+  expression: string;
 }
 
 export interface PolicyLog {
@@ -56,7 +64,7 @@ function invalidExpression(err: PolicyError): AppError {
 
 const CACHE_LIMIT = 2000;
 
-export class PolicyService implements PolicyFilterSource {
+export class PolicyService {
   // Validation is a pure function of (expression, column set): memoised, so applying a policy
   // re-validates it against the table as it is now without re-parsing on every request.
   private validated = new Map<string, TypedExpr | PolicyError>();
@@ -124,15 +132,18 @@ export class PolicyService implements PolicyFilterSource {
       enabled: input.enabled ?? true,
       created_at: this.clock.now().toISOString(),
     };
-    await db.run(`INSERT INTO ${db.t('_bp_policies')} (id, table_id, name, operation, expression, enabled, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`, [
-      row.id,
-      info.id,
-      row.name,
-      row.operation,
-      row.expression,
-      row.enabled as boolean,
-      row.created_at,
-    ]);
+    await db.tx(async (tx) => {
+      await tx.run(`INSERT INTO ${tx.t('_bp_policies')} (id, table_id, name, operation, expression, enabled, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`, [
+        row.id,
+        info.id,
+        row.name,
+        row.operation,
+        row.expression,
+        row.enabled as boolean,
+        row.created_at,
+      ]);
+      await bumpSchemaVersion(tx);
+    });
     return toPolicy(row);
   }
 
@@ -156,25 +167,42 @@ export class PolicyService implements PolicyFilterSource {
       expression: input.expression ?? row.expression,
       enabled: input.enabled ?? (row.enabled === true || row.enabled === 1),
     };
-    await db.run(`UPDATE ${db.t('_bp_policies')} SET name = ?, expression = ?, enabled = ? WHERE id = ?`, [next.name, next.expression, next.enabled as boolean, row.id]);
+    await db.tx(async (tx) => {
+      await tx.run(`UPDATE ${tx.t('_bp_policies')} SET name = ?, expression = ?, enabled = ? WHERE id = ?`, [next.name, next.expression, next.enabled as boolean, row.id]);
+      await bumpSchemaVersion(tx);
+    });
     return toPolicy(next);
   }
 
   async remove(projectId: string, tableId: string, policyId: string): Promise<void> {
     const { db, info } = await this.table(projectId, tableId);
     await this.load(db, info.id, policyId);
-    await db.run(`DELETE FROM ${db.t('_bp_policies')} WHERE id = ?`, [policyId]);
+    await db.tx(async (tx) => {
+      await tx.run(`DELETE FROM ${tx.t('_bp_policies')} WHERE id = ?`, [policyId]);
+      await bumpSchemaVersion(tx);
+    });
+  }
+
+  /** Every enabled policy of the project, by table id, in the order they apply. */
+  async enabledByTable(db: Db): Promise<Map<string, StoredPolicy[]>> {
+    const rows = await db.all<StoredPolicy & { table_id: string }>(
+      `SELECT id, table_id, operation, expression FROM ${db.t('_bp_policies')} WHERE enabled = ? ORDER BY created_at, id`,
+      [true],
+    );
+    const out = new Map<string, StoredPolicy[]>();
+    for (const { table_id, ...r } of rows) {
+      const list = out.get(table_id);
+      if (list) list.push(r);
+      else out.set(table_id, [r]);
+    }
+    return out;
   }
 
   /**
-   * The table's enabled policies, read once per request; the returned function gives the combined
-   * row filter of one operation (its own policies and ALL ones, ORed), or null when it has none.
+   * The combined row filter of each operation (its own policies and ALL ones, ORed; null when it
+   * has none) for one caller, from the table's enabled policies.
    */
-  async rowFilters(db: Db, table: TableInfo, auth: AuthContext | null): Promise<(op: Operation) => Sql | null> {
-    const rows = await db.all<{ id: string; operation: string; expression: string }>(
-      `SELECT id, operation, expression FROM ${db.t('_bp_policies')} WHERE table_id = ? AND enabled = ? ORDER BY created_at, id`,
-      [table.id, true],
-    );
+  rowFilters(rows: readonly StoredPolicy[], table: TableInfo, auth: AuthContext | null): (op: Operation) => Sql | null {
     const now = this.clock.now();
     return (op) => this.combine(table, rows.filter((r) => r.operation === op || r.operation === 'ALL'), auth, now);
   }

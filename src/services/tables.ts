@@ -7,6 +7,7 @@ import { newId, isId } from '../lib/ids.ts';
 import { NAME_RE } from '../lib/validate.ts';
 import { conflict, invalid, notFound } from '../errors.ts';
 import { COLUMN_TYPES, checkValue, toParam } from './column-values.ts';
+import { bumpSchemaVersion } from './project-schema.ts';
 
 export const MAX_COLUMNS = 100;
 export const MAX_TABLES = 500;
@@ -157,13 +158,10 @@ export class TableService {
     return this.toTable(row, columns);
   }
 
-  /** Table by name for the data plane; undefined when there is none. */
-  async findByName(projectId: string, name: string): Promise<TableInfo | undefined> {
-    if (!NAME_RE.test(name)) return undefined;
-    const db = await this.engine.project(projectId);
-    const row = await db.get<TableRow>(`SELECT id, name, columns, created_at FROM ${db.t('_bp_tables')} WHERE name = ?`, [name]);
-    if (!row) return undefined;
-    return { id: row.id, name: row.name, columns: (JSON.parse(row.columns) as StoredColumn[]).map(({ index_name: _i, ...c }) => c) };
+  /** Every table of the project as the data plane sees it (project-schema.ts caches them). */
+  async tableInfos(db: Db): Promise<TableInfo[]> {
+    const rows = await db.all<TableRow>(`SELECT id, name, columns, created_at FROM ${db.t('_bp_tables')}`);
+    return rows.map((row) => ({ id: row.id, name: row.name, columns: (JSON.parse(row.columns) as StoredColumn[]).map(({ index_name: _i, ...c }) => c) }));
   }
 
   async create(projectId: string, input: { name: string; columns: ColumnDefInput[] }): Promise<Table> {
@@ -192,6 +190,7 @@ export class TableService {
         const cols = [dialect.idColumn, ...stored.map((c) => `${quoteIdent(c.name)} ${dialect.columnType(c.type)}${c.nullable ? '' : ' NOT NULL'}`)];
         await tx.run(`CREATE TABLE ${tx.t(name)} (${cols.join(', ')})`);
         for (const c of stored) await this.createIndex(tx, name, c);
+        await bumpSchemaVersion(tx);
       });
     } catch (err) {
       if (err instanceof UniqueViolation) throw conflict('duplicate_table', `A table named '${name}' already exists.`, { table: name });
@@ -277,6 +276,7 @@ export class TableService {
           table = newName;
         }
         await tx.run(`UPDATE ${tx.t('_bp_tables')} SET columns = ? WHERE id = ?`, [JSON.stringify(next), row.id]);
+        await bumpSchemaVersion(tx);
       });
     } catch (err) {
       if (err instanceof UniqueViolation)
@@ -292,6 +292,7 @@ export class TableService {
     await db.tx(async (tx) => {
       await tx.run(`DELETE FROM ${tx.t('_bp_tables')} WHERE id = ?`, [row.id]);
       await tx.run(`DROP TABLE ${tx.t(row.name)}`);
+      await bumpSchemaVersion(tx);
     });
   }
 }

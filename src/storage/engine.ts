@@ -120,6 +120,12 @@ export class DatabaseUnavailable extends Error {
     super(message);
   }
 }
+/** A project's store is gone (deleted, possibly by another node, after this one saw it). */
+export class StoreMissing extends Error {
+  constructor() {
+    super('project store missing');
+  }
+}
 /** The embedded engine's disk (or a file's size limit) is full: writes fail, reads go on. */
 export class StorageFull extends Error {
   constructor() {

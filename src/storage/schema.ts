@@ -130,5 +130,14 @@ export function projectMigrations(t: Q, y: SchemaTypes): Migration[] {
         `DROP INDEX ${t('_bp_email_tokens_user')}`,
       ],
     },
+    {
+      // the version of the project's tables and policies, bumped in the transaction of every change:
+      // what a node derives from them is cached under it, exact on every node (services/project-schema.ts)
+      name: '0007_schema_version',
+      statements: [
+        `CREATE TABLE ${t('_bp_meta')} (id INTEGER PRIMARY KEY CHECK (id = 1), version ${y.bigint} NOT NULL)`,
+        `INSERT INTO ${t('_bp_meta')} (id, version) VALUES (1, 1)`,
+      ],
+    },
   ];
 }

@@ -3,11 +3,10 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AccountService } from '../../services/accounts.ts';
 import type { ProjectService } from '../../services/projects.ts';
-import type { KeyService } from '../../services/keys.ts';
-import { authOf, type EndUserService } from '../../services/end-users.ts';
+import type { DataPlaneService } from '../../services/data-plane.ts';
 import type { FunctionService } from '../../services/functions.ts';
 import { platformAuth, ownedProject } from '../platform-auth.ts';
-import { apiKeyOf, userToken } from '../data-plane-auth.ts';
+import { dataCaller } from '../data-plane-auth.ts';
 import { forbidden } from '../../errors.ts';
 import * as S from '../schemas.ts';
 
@@ -16,7 +15,7 @@ type PN = { Params: { id: string; name: string } };
 // credentials stay with the service: the function learns its caller from context.auth
 const HIDDEN_HEADERS = new Set(['authorization', 'x-user-token', 'cookie']);
 
-export function functionRoutes(app: FastifyInstance, accounts: AccountService, projects: ProjectService, keys: KeyService, users: EndUserService, functions: FunctionService): void {
+export function functionRoutes(app: FastifyInstance, accounts: AccountService, projects: ProjectService, dataPlane: DataPlaneService, functions: FunctionService): void {
   const auth = platformAuth(accounts);
   const tags = ['edge functions'];
   const project = ownedProject(projects);
@@ -47,9 +46,8 @@ export function functionRoutes(app: FastifyInstance, accounts: AccountService, p
   type Invoke = { Params: { project_id: string; name: string; '*'?: string } };
   const invoke = async (req: FastifyRequest<Invoke>, reply: import('fastify').FastifyReply) => {
     const { project_id: projectId, name } = req.params;
-    const key = await apiKeyOf(req, projectId, projects, keys);
+    const { key, auth } = await dataCaller(req, projectId, dataPlane);
     if (!key.permissions.has('function')) throw forbidden('insufficient_permission', "The API key lacks the 'function' permission.", { permission: 'function' });
-    const found = await users.resolve(projectId, userToken(req));
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(req.headers)) if (!HIDDEN_HEADERS.has(k) && typeof v === 'string') headers[k] = v;
     const res = await functions.invoke(
@@ -57,7 +55,7 @@ export function functionRoutes(app: FastifyInstance, accounts: AccountService, p
       name,
       { method: req.method, path: `/${req.params['*'] ?? ''}`, query: req.query as Record<string, string | string[]>, headers, body: req.body ?? null },
       key,
-      found ? authOf(found.user) : null,
+      auth,
     );
     // the service's origin is shared by every project: content a function serves is never sniffed
     // and, unless it is JSON, runs sandboxed (no script access to the origin)

@@ -1,18 +1,15 @@
 // The REST passthrough routes (SPEC 4.5): one thin handler for the eight routes.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { ProjectService } from '../../services/projects.ts';
-import type { KeyService } from '../../services/keys.ts';
-import { authOf, type EndUserService } from '../../services/end-users.ts';
+import type { DataPlaneService } from '../../services/data-plane.ts';
 import type { RowService, RestRequest } from '../../services/rows/rows.ts';
-import { apiKeyOf, userToken } from '../data-plane-auth.ts';
+import { dataCaller } from '../data-plane-auth.ts';
 
 type Params = { project_id: string; table: string; id?: string };
 
-export function restRoutes(app: FastifyInstance, projects: ProjectService, keys: KeyService, users: EndUserService, rows: RowService): void {
+export function restRoutes(app: FastifyInstance, dataPlane: DataPlaneService, rows: RowService): void {
   const handler = async (req: FastifyRequest<{ Params: Params }>) => {
     const { project_id: projectId, table, id } = req.params;
-    const key = await apiKeyOf(req, projectId, projects, keys);
-    const found = await users.resolve(projectId, userToken(req));
+    const { key, auth, version } = await dataCaller(req, projectId, dataPlane);
     const qs = req.url.indexOf('?');
     return rows.handle({
       projectId,
@@ -25,7 +22,8 @@ export function restRoutes(app: FastifyInstance, projects: ProjectService, keys:
       range: typeof req.headers.range === 'string' ? req.headers.range : undefined,
       body: req.body,
       key,
-      auth: found ? authOf(found.user) : null,
+      auth,
+      version,
     });
   };
   const schema = { tags: ['rest passthrough'], security: [{ apiKey: [] }] };

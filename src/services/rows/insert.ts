@@ -190,7 +190,7 @@ class Batch {
     if (!req.merge) return;
     this.mergeRet = withKey(await scope.returning(tx, 'UPDATE', show, true));
     // an existing row is merged only if the caller may update it and see it
-    const policies = [await scope.policy('UPDATE'), await scope.policy('SELECT')].filter((p) => p !== null);
+    const policies = [scope.policy('UPDATE'), scope.policy('SELECT')].filter((p) => p !== null);
     this.mergeWhere = { sql: policies.map((p) => ` AND (${p.sql})`).join(''), params: policies.flatMap((p) => p.params) };
   }
 

@@ -13,17 +13,19 @@ import { quoteIdent, UniqueViolation, NotNullViolation } from '../../storage/eng
 import type { Clock } from '../../lib/clock.ts';
 import { AppError, badRequest, conflict, forbidden, notFound } from '../../errors.ts';
 import { parseQuery, parsePrefer, resolveRange, contentRange, type ParsedQuery, type Prefer, type SelectItem } from '../../rest-query/index.ts';
-import type { ColumnDef, TableService } from '../tables.ts';
+import type { ColumnDef } from '../tables.ts';
+import type { ProjectSchemaCache } from '../project-schema.ts';
+import type { PolicyService } from '../policies.ts';
 import type { AuthContext } from '../end-users.ts';
 import type { KeyCaller, Permission } from '../keys.ts';
 import { toParam } from '../column-values.ts';
 import { compileFilter, type Sql } from './filter-sql.ts';
 import { checkObject, completeForReplace, inputOptions, invalidValue, parseBodyRows, type RowValues } from './row-input.ts';
-import { Scope, rlsViolation, type PolicyFilterSource, type Operation, type Returning, type Written } from './scope.ts';
+import { Scope, rlsViolation, type Operation, type Returning, type Written } from './scope.ts';
 import { Inserter, type InsertRequest } from './insert.ts';
 import { maxShownRows, tally, tooManyRows } from './tally.ts';
 
-export type { Operation, PolicyFilterSource };
+export type { Operation };
 
 export interface RestRequest {
   projectId: string;
@@ -37,6 +39,8 @@ export interface RestRequest {
   body: unknown;
   key: KeyCaller;
   auth: AuthContext | null;
+  /** the project's schema version, read with the credentials; absent: read now (project-schema.ts) */
+  version?: number;
 }
 
 export interface RestResponse {
@@ -77,8 +81,8 @@ export class RowService {
 
   constructor(
     private readonly engine: Engine,
-    private readonly tables: TableService,
-    private readonly policies: PolicyFilterSource,
+    private readonly schemas: ProjectSchemaCache,
+    private readonly policies: PolicyService,
     private readonly clock: Clock,
     private readonly maxRows: number,
   ) {
@@ -88,10 +92,11 @@ export class RowService {
   async handle(r: RestRequest): Promise<RestResponse> {
     const needed = PERMISSION_OF[r.method];
     if (!r.key.permissions.has(needed)) throw forbidden('insufficient_permission', `The API key lacks the '${needed}' permission.`, { permission: needed });
-    const table = await this.tables.findByName(r.projectId, r.table);
+    const schema = await this.schemas.get(r.projectId, r.version);
+    const table = schema.tables.get(r.table);
     if (!table) throw notFound('table');
-    const [db, meta] = await Promise.all([this.engine.data(r.projectId), this.engine.project(r.projectId)]);
-    const scope = new Scope(db, meta, table, this.engine, this.policies, r.auth);
+    const db = await this.engine.data(r.projectId);
+    const scope = new Scope(db, table, this.engine, this.policies.rowFilters(schema.policies.get(table.id) ?? [], table, r.auth), r.auth);
     const q = parseQuery(r.query, [...scope.types].map(([name, type]) => ({ name, type })));
     const prefer = parsePrefer(r.prefer);
     const single = (r.accept ?? '').toLowerCase().includes(OBJECT_MEDIA);
@@ -151,7 +156,7 @@ export class RowService {
 
   private async list(scope: Scope, q: ParsedQuery, prefer: Prefer, rangeHeader: string | undefined, single: boolean): Promise<RestResponse> {
     const { limit, offset } = resolveRange({ limit: q.limit, offset: q.offset, rangeHeader, maxRows: this.maxRows });
-    const w = where([this.filterSql(scope, q), await scope.policy('SELECT')]);
+    const w = where([this.filterSql(scope, q), scope.policy('SELECT')]);
     const p = scope.projection(q.select);
     const raw = await scope.db.all<Record<string, unknown>>(`SELECT ${p.sql} FROM ${scope.t}${w.sql}${this.orderSql(scope, q)} LIMIT ? OFFSET ?`, [
       ...w.params,
@@ -174,7 +179,7 @@ export class RowService {
   }
 
   private async getOne(scope: Scope, q: ParsedQuery, id: number): Promise<RestResponse> {
-    const w = where([{ sql: '"id" = ?', params: [id] }, this.filterSql(scope, q), await scope.policy('SELECT')]);
+    const w = where([{ sql: '"id" = ?', params: [id] }, this.filterSql(scope, q), scope.policy('SELECT')]);
     const p = scope.projection(q.select);
     const raw = await scope.db.get<Record<string, unknown>>(`SELECT ${p.sql} FROM ${scope.t}${w.sql}`, w.params);
     if (!raw) throw notFound('row');
@@ -191,7 +196,7 @@ export class RowService {
    * and, since it reads existing values, the SELECT policies. */
   private async target(tx: Db, scope: Scope, q: ParsedQuery, rowId: number | null, op: Operation): Promise<Sql> {
     const id: Sql | null = rowId !== null ? { sql: '"id" = ?', params: [rowId] } : null;
-    return where([id, this.filterSql(scope, q), await scope.policy(op), await scope.policy('SELECT')]);
+    return where([id, this.filterSql(scope, q), scope.policy(op), scope.policy('SELECT')]);
   }
 
   /** 404 for a per-row route that touched nothing, 406 for a single object that is not exactly one

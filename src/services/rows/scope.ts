@@ -11,10 +11,8 @@ import type { Sql } from './filter-sql.ts';
 
 export type Operation = 'SELECT' | 'INSERT' | 'UPDATE' | 'DELETE';
 
-/** Where the row filters of the policies come from (the policies service). null: no policy, open. */
-export interface PolicyFilterSource {
-  rowFilters(db: Db, table: TableInfo, auth: AuthContext | null): Promise<(op: Operation) => Sql | null>;
-}
+/** A request's row filter of each operation from its policies (null: none, open). */
+export type RowFilters = (op: Operation) => Sql | null;
 
 /**
  * A select list whose SQL aliases are positional (`"#0"`, `"#1"`…): no user alias (`__proto__`, or
@@ -62,36 +60,24 @@ const truth = (sql: string) => `CASE WHEN (${sql}) THEN 1 ELSE 0 END`;
 
 export class Scope {
   readonly types: Map<string, ColumnType>;
-  private readonly filters: Promise<(op: Operation) => Sql | null>;
 
   constructor(
     readonly db: Db,
-    /** the project's own records (the policies): the engine's short, ungated connection */
-    private readonly meta: Db,
     readonly table: TableInfo,
     private readonly engine: Engine,
-    private readonly policies: PolicyFilterSource,
+    private readonly filters: RowFilters,
     readonly auth: AuthContext | null,
   ) {
     this.types = new Map<string, ColumnType>([['id', 'integer'], ...table.columns.map((c) => [c.name, c.type] as [string, ColumnType])]);
-    // read now, before any transaction: on the embedded engine a data transaction may hold the very
-    // connection the policies are read from (sqlite-hybrid-db.ts)
-    this.filters = this.policies.rowFilters(this.meta, this.table, this.auth);
-    this.filters.catch(() => undefined); // a request that fails first never awaits them
   }
 
   get t(): string {
     return this.db.t(this.table.name);
   }
 
-  /**
-   * The operation's policy filter. The table's policies are read once per request, as platform
-   * records, when the scope is made, before any data statement: a policy change acknowledged before the request started is
-   * always seen (the promise is "the next request sees it"), and reading them where the data
-   * statements run would cost the embedded engine a worker round trip per request.
-   */
-  async policy(op: Operation): Promise<Sql | null> {
-    return (await this.filters)(op);
+  /** The operation's policy filter (the policies of the schema version the request read). */
+  policy(op: Operation): Sql | null {
+    return this.filters(op);
   }
 
   projection(select: SelectItem[] | null): Projection {
@@ -124,8 +110,8 @@ export class Scope {
       params.push(...p.params);
       return true;
     };
-    const checked = check !== null && add(await this.policy(check), '#ok');
-    const filtered = show !== null && filter && add(await this.policy('SELECT'), '#see');
+    const checked = check !== null && add(this.policy(check), '#ok');
+    const filtered = show !== null && filter && add(this.policy('SELECT'), '#see');
     let items: SelectItem[] | null = null;
     if (show !== null) {
       const p = this.projection(show.select);

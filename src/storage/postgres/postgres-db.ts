@@ -3,7 +3,7 @@
 import pg from 'pg';
 import { AppError } from '../../errors.ts';
 import type { Db, SqlParam } from '../engine.ts';
-import { quoteIdent, UniqueViolation, NotNullViolation, QueryTimeout, DatabaseUnavailable } from '../engine.ts';
+import { quoteIdent, UniqueViolation, NotNullViolation, QueryTimeout, DatabaseUnavailable, StoreMissing } from '../engine.ts';
 
 // Result types the same as SQLite's: numbers for bigint/count, ISO strings for instants,
 // 'YYYY-MM-DD' for dates.
@@ -46,6 +46,8 @@ export function translatePgError(err: unknown): unknown {
   if (e?.code === '23505') return new UniqueViolation(e.constraint ?? null);
   if (e?.code === '23502') return new NotNullViolation(e.column ?? null);
   if (e?.code === '57014') return new QueryTimeout();
+  // a relation or schema that is gone: the project (or table) was deleted, maybe through another node
+  if (e?.code === '42P01' || e?.code === '3F000') return new StoreMissing();
   // concurrent writes that lock the same rows in opposite orders (two bulk upserts): PostgreSQL
   // rolls one back; nothing of it was written, so it can be retried
   if (e?.code === '40P01' || e?.code === '40001')

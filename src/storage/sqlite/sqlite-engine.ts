@@ -5,7 +5,7 @@
 import { mkdirSync, rmSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ColumnType, Db, Dialect, Engine } from '../engine.ts';
-import { quoteIdent } from '../engine.ts';
+import { quoteIdent, StoreMissing } from '../engine.ts';
 import { migrate } from '../migrate.ts';
 import { platformMigrations, projectMigrations, type SchemaTypes } from '../schema.ts';
 import { SqliteDb } from './sqlite-db.ts';
@@ -124,7 +124,7 @@ export class SqliteEngine implements Engine {
 
   private async openFile(projectId: string, create: boolean): Promise<SqliteDb> {
     const file = this.file(projectId);
-    if (!create && !existsSync(file)) throw new Error(`project store ${projectId} is missing`);
+    if (!create && !existsSync(file)) throw new StoreMissing();
     // data statements are tried here first (sqlite-hybrid-db.ts): functions and deadline as in a worker
     const raw = open(file);
     registerSqliteFunctions(raw);
