@@ -78,6 +78,7 @@ function databaseUnavailable(reason: DatabaseUnavailable['reason']): AppError {
 }
 
 function send(reply: FastifyReply, err: AppError): void {
+  reply.errorCode = err.code;
   for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
   void reply.status(err.status).send({ code: err.code, message: err.message, details: err.details ?? null, hint: err.hint ?? null });
 }

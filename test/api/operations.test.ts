@@ -33,6 +33,29 @@ for (const kind of engines) {
     }
   });
 
+  test(`[${kind}] one log line per request: method, path without the query, status, time, request id and, for an error, its code`, async () => {
+    const lines: string[] = [];
+    const t = await startTestApp(kind, { LOG_LEVEL: 'info' }, { write: (l) => void lines.push(l) });
+    try {
+      await t.req('GET', '/health?secret-filter=eq.42');
+      await t.req('GET', '/projects');
+      const entries = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+      const ok = entries.filter((e) => e.path === '/health');
+      assert.equal(ok.length, 1, 'exactly one line for the request');
+      assert.equal(ok[0].method, 'GET');
+      assert.equal(ok[0].status, 200);
+      assert.equal(typeof ok[0].ms, 'number');
+      assert.equal(typeof ok[0].reqId, 'string');
+      assert.ok(!lines.join('').includes('secret-filter'), 'the query string is not logged');
+      const refused = entries.filter((e) => e.path === '/projects');
+      assert.equal(refused.length, 1);
+      assert.equal(refused[0].status, 401);
+      assert.equal(refused[0].code, 'missing_token');
+    } finally {
+      await t.close();
+    }
+  });
+
   test(`[${kind}] GET /health answers 503 once the database is unreachable`, async () => {
     const t = await startTestApp(kind);
     assert.equal((await t.req('GET', '/health')).status, 200);
