@@ -1,5 +1,5 @@
 // buildApp(deps): plugins, routes and error handling. It never listens (main.ts does).
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { randomUUID } from 'node:crypto';
@@ -56,7 +56,7 @@ export async function buildApp({ config, engine, services, logStream }: AppDeps)
             redact: ['req.headers.authorization', 'req.headers["x-user-token"]'],
           },
     // one line per request instead (http/request-log.ts)
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     routerOptions: { maxParamLength: 1000 },
     frameworkErrors: (error, request, reply) => {
       reply.header('X-Request-Id', request.id);

@@ -2,7 +2,6 @@
 // send and the connection is pinned to the checked address (a DNS answer cannot change between the
 // check and the connect), while TLS is verified against the host name. Failures are reduced to a
 // short reason: a raw socket error would turn the test endpoint into a port scanner.
-import nodemailer from 'nodemailer';
 import { HostRejected, resolvePublicHost, type Resolver } from '../lib/net-guard.ts';
 
 export interface OutgoingEmail {
@@ -71,6 +70,8 @@ export function smtpMailer(settings: SmtpSettings, opts: SmtpOptions): Mailer {
         if (err instanceof HostRejected) throw new DeliveryError(err.reason === 'unresolvable' ? 'connection_failed' : 'host_not_allowed');
         throw err;
       }
+      // loaded on the first send: a service that sends no email does not hold it (about 10 MiB)
+      const { default: nodemailer } = await import('nodemailer');
       const transport = nodemailer.createTransport({
         host: address,
         port: settings.port,

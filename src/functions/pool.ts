@@ -8,13 +8,12 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { getPriority, setPriority } from 'node:os';
-import { fileURLToPath } from 'node:url';
+import { workerScript } from '../bundles.ts';
 import { AppError } from '../errors.ts';
 import { Gate } from './gate.ts';
 import { FunctionFailure, FunctionInvalid, type Bridge, type FailureCode, type FunctionRequest, type FunctionResponse, type SandboxLimits } from './sandbox.ts';
 import { RSS_EXIT_CODE, type FromWorker, type ToWorker } from './protocol.ts';
 
-const WORKER = fileURLToPath(new URL('./worker-main.ts', import.meta.url));
 // beyond the sandbox's own deadline, how long a process may stay silent before it is killed
 const KILL_GRACE_MS = 1000;
 /** context.db calls of one invocation: at once, in all, and the size of one call */
@@ -81,7 +80,8 @@ class Worker {
   constructor(niceness: number, onExit: (w: Worker) => void) {
     // env: the service's secrets (MASTER_KEY, DATABASE_URL) stay with the service; fork adds only
     // what the IPC channel needs (NODE_CHANNEL_FD, NODE_CHANNEL_SERIALIZATION_MODE)
-    this.proc = fork(WORKER, [], { execArgv: ['--no-node-snapshot', '--import', 'tsx'], serialization: 'advanced', stdio: ['ignore', 'ignore', 'ignore', 'ipc'], env: {} });
+    // plain JavaScript: a process that loaded the TypeScript loader would cost about 35 MiB more
+    this.proc = fork(workerScript('function-worker'), [], { execArgv: ['--no-node-snapshot'], serialization: 'advanced', stdio: ['ignore', 'ignore', 'ignore', 'ipc'], env: {} });
     if (this.proc.pid !== undefined) lowerPriority(this.proc.pid, niceness);
     this.ready = new Promise<void>((resolve, reject) => {
       this.proc.once('message', (m: FromWorker) => {

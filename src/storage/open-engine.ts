@@ -1,7 +1,6 @@
 import type { Engine } from './engine.ts';
 import type { Config } from '../config.ts';
-import { SqliteEngine } from './sqlite/sqlite-engine.ts';
-import { PostgresEngine, type PostgresOptions } from './postgres/postgres-engine.ts';
+import type { PostgresOptions } from './postgres/postgres-engine.ts';
 
 export type EngineOptions = Parameters<typeof openEngine>[0];
 
@@ -29,7 +28,12 @@ export async function openEngine(opts: {
   sqliteWorkers?: number;
 }): Promise<Engine> {
   const perProject = opts.projectConcurrency ?? undefined;
-  if (opts.databaseUrl) return PostgresEngine.open(opts.databaseUrl, { ...opts.postgres, statementTimeoutMs: opts.statementTimeoutMs, perProject });
+  // each engine (and its driver: pg alone is about 13 MiB) is loaded only when it is the one used
+  if (opts.databaseUrl) {
+    const { PostgresEngine } = await import('./postgres/postgres-engine.ts');
+    return PostgresEngine.open(opts.databaseUrl, { ...opts.postgres, statementTimeoutMs: opts.statementTimeoutMs, perProject });
+  }
+  const { SqliteEngine } = await import('./sqlite/sqlite-engine.ts');
   return SqliteEngine.open({
     dataDir: opts.dataDir,
     statementTimeoutMs: opts.statementTimeoutMs,
