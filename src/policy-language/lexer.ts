@@ -22,9 +22,6 @@ const isIdentStart = (c: string) => /[A-Za-z_]/.test(c);
 const isIdentPart = (c: string) => /[A-Za-z0-9_]/.test(c);
 const isDigit = (c: string) => c >= '0' && c <= '9';
 
-/** Counts characters consumed; the fuzz suite uses it to prove tokenizing is linear. */
-export const lexerStats = { steps: 0 };
-
 export function tokenize(src: string): Token[] {
   const tokens: Token[] = [];
   let i = 0;
@@ -53,7 +50,6 @@ export function tokenize(src: string): Token[] {
   };
 
   while (i < n) {
-    lexerStats.steps++;
     const c = src[i]!;
     if (c === ' ' || c === '\t' || c === '\n' || c === '\r') {
       i++;
@@ -94,7 +90,6 @@ export function tokenize(src: string): Token[] {
       let j = i + 1;
       let value = '';
       for (;;) {
-        lexerStats.steps++;
         if (j >= n) fail(`Unterminated string literal ${src.slice(start, start + 40)}`, start, n);
         const d = src[j]!;
         if (d === "'") {
@@ -118,7 +113,6 @@ export function tokenize(src: string): Token[] {
       let j = i + 1;
       let value = '';
       for (;;) {
-        lexerStats.steps++;
         if (j >= n) fail(`Unterminated backtick-quoted name ${src.slice(start, start + 40)}`, start, n);
         const d = src[j]!;
         if (d === '`') {
