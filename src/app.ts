@@ -40,7 +40,21 @@ export interface AppDeps {
 }
 
 export async function buildApp({ config, engine, services, logStream }: AppDeps): Promise<FastifyInstance> {
-  const app = Fastify({
+  const app = createServer(config, logStream);
+  refuseConnect(app);
+  installRequestGate(app);
+  installJsonBodyParser(app);
+  installErrorHandling(app);
+  installRequestLog(app);
+  installCors(app);
+  await installOpenApi(app);
+  registerRoutes(app, config, engine, services);
+  await app.ready();
+  return app;
+}
+
+function createServer(config: Config, logStream: AppDeps['logStream']): FastifyInstance {
+  return Fastify({
     bodyLimit: config.bodyLimitBytes,
     // a hop count trusts the n nearest proxies (the function form of proxy-addr's hop count)
     trustProxy: typeof config.trustProxy === 'number' ? ((_addr: string, hop: number) => hop < (config.trustProxy as number)) : config.trustProxy,
@@ -69,14 +83,15 @@ export async function buildApp({ config, engine, services, logStream }: AppDeps)
       });
     },
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false } },
-    // the parser's 400/408/431 and the 503 while closing in the flat shape too (below)
+    // the parser's 400/408/431 and the 503 while closing in the flat shape too (installRequestGate)
     clientErrorHandler,
     return503OnClosing: false,
   });
-  refuseConnect(app);
+}
 
-  // A request that reaches a closing server (pipelined, or on a busy keep-alive connection) is
-  // refused with the flat error; Fastify's own 503 has another shape.
+// A request that reaches a closing server (pipelined, or on a busy keep-alive connection) is
+// refused with the flat error; Fastify's own 503 has another shape.
+function installRequestGate(app: FastifyInstance): void {
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
@@ -90,9 +105,11 @@ export async function buildApp({ config, engine, services, logStream }: AppDeps)
       throw new AppError(503, 'shutting_down', 'The server is shutting down.', null, 'Retry the request: another node, or this one once restarted, will answer it.', { 'Retry-After': '1' });
     }
   });
+}
 
-  // JSON is the only body type: parsed here so that malformed JSON is a 400 invalid_json and an
-  // empty body is simply no body; any other content type with a body is a 415.
+// JSON is the only body type: parsed here so that malformed JSON is a 400 invalid_json and an
+// empty body is simply no body; any other content type with a body is a 415.
+function installJsonBodyParser(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
     const text = body as string;
@@ -110,11 +127,9 @@ export async function buildApp({ config, engine, services, logStream }: AppDeps)
       return done(new AppError(422, 'nul_character', 'Text in the request body must not contain the NUL character (U+0000).'), undefined);
     done(null, parsed);
   });
+}
 
-  installErrorHandling(app);
-  installRequestLog(app);
-  installCors(app);
-
+async function installOpenApi(app: FastifyInstance): Promise<void> {
   await app.register(swagger, {
     openapi: {
       info: { title: 'Baseplate', version: '0.1.0', description: 'Multi-project backend service' },
@@ -128,7 +143,9 @@ export async function buildApp({ config, engine, services, logStream }: AppDeps)
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+}
 
+function registerRoutes(app: FastifyInstance, config: Config, engine: Engine, services: Services): void {
   healthRoutes(app, engine);
   accountRoutes(app, services.accounts);
   projectRoutes(app, services.accounts, services.projects, services.tables);
@@ -141,7 +158,4 @@ export async function buildApp({ config, engine, services, logStream }: AppDeps)
   emailTemplateRoutes(app, services.accounts, services.projects, services.emailTemplates);
   emailFlowRoutes(app, services.projects, services.endUsers, services.emailFlows);
   functionRoutes(app, services.accounts, services.projects, services.dataPlane, services.functions);
-
-  await app.ready();
-  return app;
 }

@@ -18,9 +18,6 @@ export const AccountPatch = Type.Object(
   strict,
 );
 
-export const Account = Type.Object({ id: Type.String(), name: Type.String(), email: Type.String(), created_at: Type.String() });
-export const SessionReply = Type.Object({ token: Type.String(), expires_at: Type.String(), account: Account });
-
 export const ProjectCreate = Type.Object(
   { name: Type.String({ minLength: 1, maxLength: 100 }), description: Type.Optional(Type.Union([Type.String({ maxLength: 1000 }), Type.Null()])) },
   strict,
@@ -52,13 +49,6 @@ export const TablePatch = Type.Object(
   },
   strict,
 );
-
-export const ErrorReply = Type.Object({
-  code: Type.String(),
-  message: Type.String(),
-  details: Type.Unknown(),
-  hint: Type.Union([Type.String(), Type.Null()]),
-});
 
 export type RegisterBody = Static<typeof RegisterBody>;
 export type LoginBody = Static<typeof LoginBody>;

@@ -1,6 +1,6 @@
 // Bearer secrets: 64 lower-case hex characters from the CSPRNG. Only their SHA-256 is stored;
 // a 256-bit random secret needs no slow KDF, and a digest lookup leaks nothing useful by timing.
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 
 const TOKEN_RE = /^[0-9a-f]{64}$/;
 
@@ -14,17 +14,6 @@ export function isTokenShaped(value: string): boolean {
 
 export function hashToken(token: string): string {
   return createHash('sha256').update(token, 'utf8').digest('hex');
-}
-
-/** Constant-time comparison of two strings (false when lengths differ). */
-export function safeEqual(a: string, b: string): boolean {
-  const ab = Buffer.from(a, 'utf8');
-  const bb = Buffer.from(b, 'utf8');
-  if (ab.length !== bb.length) {
-    timingSafeEqual(ab, ab);
-    return false;
-  }
-  return timingSafeEqual(ab, bb);
 }
 
 /** How rate-limit subjects (email and IP, account and IP, ...) are stored: a digest, never the raw values. */

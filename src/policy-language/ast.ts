@@ -60,4 +60,3 @@ export type Node<X> = (
 
 export type Expr = Node<{}>;
 export type TypedExpr = Node<{ type: ValueType }>;
-export type NodeKind = Expr['kind'];

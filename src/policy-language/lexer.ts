@@ -22,170 +22,171 @@ const isIdentStart = (c: string) => /[A-Za-z_]/.test(c);
 const isIdentPart = (c: string) => /[A-Za-z0-9_]/.test(c);
 const isDigit = (c: string) => c >= '0' && c <= '9';
 
-/** Counts characters consumed; the fuzz suite uses it to prove tokenizing is linear. */
-export const lexerStats = { steps: 0 };
-
 export function tokenize(src: string): Token[] {
   const tokens: Token[] = [];
   let i = 0;
-  const n = src.length;
-  const fail = (msg: string, start: number, end: number): never => {
-    throw new PolicyError(msg, src.slice(start, end), start);
-  };
-  // end offset of a run of identifier characters starting at j
-  const wordEnd = (j: number) => {
-    while (j < n && isIdentPart(src[j]!)) j++;
-    return j;
-  };
-  const checkNoDot = (start: number, j: number) => {
-    if (src[j] === '.' && j + 1 < n && (isIdentPart(src[j + 1]!) || src[j + 1] === '`')) {
-      let k = j + 1;
-      if (src[k] === '`') {
-        k = src.indexOf('`', k + 1);
-        k = k < 0 ? n : k + 1;
-      } else k = wordEnd(k);
-      fail(
-        `"${src.slice(start, k)}": qualified names (table.column) are not allowed; refer to the policy's own columns by plain name`,
-        start,
-        k,
-      );
-    }
-  };
-
-  while (i < n) {
-    lexerStats.steps++;
+  while (i < src.length) {
     const c = src[i]!;
     if (c === ' ' || c === '\t' || c === '\n' || c === '\r') {
       i++;
       continue;
     }
-    const start = i;
-    const two = src.slice(i, i + 2);
-    if (two === '--' || two === '/*' || c === '#') {
-      fail(`Comments ("${c === '#' ? '#' : two}") are not allowed in policy expressions`, start, start + (c === '#' ? 1 : 2));
-    }
-    if (c === ';') fail('";" is not allowed: a policy is a single expression', start, start + 1);
-    if (c === '@') {
-      const j = wordEnd(src[i + 1] === '@' ? i + 2 : i + 1);
-      fail(`Variables ("${src.slice(start, j)}") are not allowed in policy expressions`, start, j);
-    }
-    if (c === '$') {
-      let j = i + 1;
-      while (j < n && (isIdentPart(src[j]!) || src[j] === '.')) j++;
-      const text = src.slice(start, j);
-      const m = /^\$auth\.([a-z_]+)$/i.exec(text);
-      if (!m || !Object.hasOwn(AUTH_FIELDS, m[1]!.toLowerCase())) {
-        fail(`Unknown placeholder "${text}"; allowed placeholders are ${AUTH_LIST}`, start, j);
-      }
-      tokens.push({ type: 'auth', value: m![1]!.toLowerCase(), text, pos: start, end: j });
-      i = j;
-      continue;
-    }
-    if (c === '"') {
-      const close = src.indexOf('"', i + 1);
-      const j = close < 0 ? n : close + 1;
-      fail(
-        `Double-quoted text ${src.slice(start, j)} is not allowed: use single quotes for strings and backticks for column names`,
-        start,
-        j,
-      );
-    }
-    if (c === "'") {
-      let j = i + 1;
-      let value = '';
-      for (;;) {
-        lexerStats.steps++;
-        if (j >= n) fail(`Unterminated string literal ${src.slice(start, start + 40)}`, start, n);
-        const d = src[j]!;
-        if (d === "'") {
-          if (src[j + 1] === "'") {
-            value += "'";
-            j += 2;
-            continue;
-          }
-          j++;
-          break;
-        }
-        if (d === '\0') fail('String literals may not contain NUL characters', j, j + 1);
-        value += d;
-        j++;
-      }
-      tokens.push({ type: 'string', value, text: src.slice(start, j), pos: start, end: j });
-      i = j;
-      continue;
-    }
-    if (c === '`') {
-      let j = i + 1;
-      let value = '';
-      for (;;) {
-        lexerStats.steps++;
-        if (j >= n) fail(`Unterminated backtick-quoted name ${src.slice(start, start + 40)}`, start, n);
-        const d = src[j]!;
-        if (d === '`') {
-          if (src[j + 1] === '`') {
-            value += '`';
-            j += 2;
-            continue;
-          }
-          j++;
-          break;
-        }
-        value += d;
-        j++;
-      }
-      checkNoDot(start, j);
-      tokens.push({ type: 'qident', value, text: src.slice(start, j), pos: start, end: j });
-      i = j;
-      continue;
-    }
-    if (isDigit(c) || (c === '.' && isDigit(src[i + 1] ?? ''))) {
-      let j = i;
-      let isInteger = true;
-      while (j < n && isDigit(src[j]!)) j++;
-      if (src[j] === '.') {
-        isInteger = false;
-        j++;
-        while (j < n && isDigit(src[j]!)) j++;
-      }
-      if ((src[j] === 'e' || src[j] === 'E') && (isDigit(src[j + 1] ?? '') || (/[+-]/.test(src[j + 1] ?? '') && isDigit(src[j + 2] ?? '')))) {
-        isInteger = false;
-        j += 2;
-        while (j < n && isDigit(src[j]!)) j++;
-      }
-      if (j < n && (isIdentPart(src[j]!) || src[j] === '.')) {
-        const k = wordEnd(j + 1);
-        fail(`Malformed number "${src.slice(start, k)}"`, start, k);
-      }
-      tokens.push({ type: 'number', value: src.slice(start, j), text: src.slice(start, j), pos: start, end: j, isInteger });
-      i = j;
-      continue;
-    }
-    if (isIdentStart(c)) {
-      const j = wordEnd(i);
-      checkNoDot(start, j);
-      const text = src.slice(start, j);
-      tokens.push({ type: 'ident', value: text.toUpperCase(), text, pos: start, end: j });
-      i = j;
-      continue;
-    }
-    if (two === '||' || two === '&&') {
-      fail(`"${two}" is not allowed: use OR / AND, and CONCAT() to join strings`, start, start + 2);
-    }
-    if (two === '<=' || two === '>=' || two === '<>' || two === '!=') {
-      tokens.push({ type: 'op', value: two === '!=' ? '<>' : two, text: two, pos: start, end: start + 2 });
-      i += 2;
-      continue;
-    }
-    if ('=<>+-*/%(),'.includes(c)) {
-      tokens.push({ type: 'op', value: c, text: c, pos: start, end: start + 1 });
-      i++;
-      continue;
-    }
-    // any other character: take the whole code point so the error names it exactly
-    const cp = src.codePointAt(i)!;
-    const len = cp > 0xffff ? 2 : 1;
-    fail(`Unexpected character "${src.slice(start, start + len)}"`, start, start + len);
+    const token = readToken(src, i);
+    tokens.push(token);
+    i = token.end;
   }
-  tokens.push({ type: 'eof', value: '', text: '', pos: n, end: n });
+  tokens.push({ type: 'eof', value: '', text: '', pos: src.length, end: src.length });
   return tokens;
+}
+
+function fail(src: string, start: number, end: number, message: string): never {
+  throw new PolicyError(message, src.slice(start, end), start);
+}
+
+/** The token that starts at `start`, which is not white space. */
+function readToken(src: string, start: number): Token {
+  const c = src[start]!;
+  refuseForeignSyntax(src, start);
+  if (c === '$') return readPlaceholder(src, start);
+  if (c === "'") return readString(src, start);
+  if (c === '`') return readQuotedName(src, start);
+  if (isDigit(c) || (c === '.' && isDigit(src[start + 1] ?? ''))) return readNumber(src, start);
+  if (isIdentStart(c)) return readWord(src, start);
+  return readOperator(src, start);
+}
+
+// Authors often paste SQL or MySQL habits; naming the construct beats "unexpected character".
+function refuseForeignSyntax(src: string, start: number): void {
+  const c = src[start]!;
+  const two = src.slice(start, start + 2);
+  if (two === '--' || two === '/*' || c === '#') {
+    fail(src, start, start + (c === '#' ? 1 : 2), `Comments ("${c === '#' ? '#' : two}") are not allowed in policy expressions`);
+  }
+  if (c === ';') fail(src, start, start + 1, '";" is not allowed: a policy is a single expression');
+  if (c === '@') {
+    const j = wordEnd(src, src[start + 1] === '@' ? start + 2 : start + 1);
+    fail(src, start, j, `Variables ("${src.slice(start, j)}") are not allowed in policy expressions`);
+  }
+  if (c === '"') {
+    const close = src.indexOf('"', start + 1);
+    const j = close < 0 ? src.length : close + 1;
+    fail(
+      src,
+      start,
+      j,
+      `Double-quoted text ${src.slice(start, j)} is not allowed: use single quotes for strings and backticks for column names`,
+    );
+  }
+}
+
+/** end offset of a run of identifier characters starting at j */
+function wordEnd(src: string, j: number): number {
+  while (j < src.length && isIdentPart(src[j]!)) j++;
+  return j;
+}
+
+function readPlaceholder(src: string, start: number): Token {
+  let j = start + 1;
+  while (j < src.length && (isIdentPart(src[j]!) || src[j] === '.')) j++;
+  const text = src.slice(start, j);
+  const m = /^\$auth\.([a-z_]+)$/i.exec(text);
+  if (!m || !Object.hasOwn(AUTH_FIELDS, m[1]!.toLowerCase())) {
+    fail(src, start, j, `Unknown placeholder "${text}"; allowed placeholders are ${AUTH_LIST}`);
+  }
+  return { type: 'auth', value: m![1]!.toLowerCase(), text, pos: start, end: j };
+}
+
+function readString(src: string, start: number): Token {
+  const { value, end } = readQuoted(src, start, 'string literal');
+  return { type: 'string', value, text: src.slice(start, end), pos: start, end };
+}
+
+function readQuotedName(src: string, start: number): Token {
+  const { value, end } = readQuoted(src, start, 'backtick-quoted name');
+  refuseQualifiedName(src, start, end);
+  return { type: 'qident', value, text: src.slice(start, end), pos: start, end };
+}
+
+/** The text between the quote at `start` and its closing match; a doubled quote stands for one. */
+function readQuoted(src: string, start: number, what: string): { value: string; end: number } {
+  const quote = src[start]!;
+  let j = start + 1;
+  let value = '';
+  for (;;) {
+    if (j >= src.length) fail(src, start, src.length, `Unterminated ${what} ${src.slice(start, start + 40)}`);
+    const d = src[j]!;
+    if (d === quote) {
+      if (src[j + 1] !== quote) return { value, end: j + 1 };
+      value += quote;
+      j += 2;
+      continue;
+    }
+    // PostgreSQL text cannot hold NUL
+    if (d === '\0' && quote === "'") fail(src, j, j + 1, 'String literals may not contain NUL characters');
+    value += d;
+    j++;
+  }
+}
+
+function readNumber(src: string, start: number): Token {
+  let isInteger = true;
+  let j = digitsEnd(src, start);
+  if (src[j] === '.') {
+    isInteger = false;
+    j = digitsEnd(src, j + 1);
+  }
+  const next = src[j + 1] ?? '';
+  if ((src[j] === 'e' || src[j] === 'E') && (isDigit(next) || (/[+-]/.test(next) && isDigit(src[j + 2] ?? '')))) {
+    isInteger = false;
+    j = digitsEnd(src, j + 2);
+  }
+  if (j < src.length && (isIdentPart(src[j]!) || src[j] === '.')) {
+    const k = wordEnd(src, j + 1);
+    fail(src, start, k, `Malformed number "${src.slice(start, k)}"`);
+  }
+  const text = src.slice(start, j);
+  return { type: 'number', value: text, text, pos: start, end: j, isInteger };
+}
+
+function digitsEnd(src: string, j: number): number {
+  while (j < src.length && isDigit(src[j]!)) j++;
+  return j;
+}
+
+function readWord(src: string, start: number): Token {
+  const j = wordEnd(src, start);
+  refuseQualifiedName(src, start, j);
+  const text = src.slice(start, j);
+  return { type: 'ident', value: text.toUpperCase(), text, pos: start, end: j };
+}
+
+/** Refuses `name.column` and `name.`quoted``, where the name ends at j. */
+function refuseQualifiedName(src: string, start: number, j: number): void {
+  if (src[j] !== '.' || j + 1 >= src.length || !(isIdentPart(src[j + 1]!) || src[j + 1] === '`')) return;
+  let k = j + 1;
+  if (src[k] === '`') {
+    k = src.indexOf('`', k + 1);
+    k = k < 0 ? src.length : k + 1;
+  } else k = wordEnd(src, k);
+  fail(
+    src,
+    start,
+    k,
+    `"${src.slice(start, k)}": qualified names (table.column) are not allowed; refer to the policy's own columns by plain name`,
+  );
+}
+
+function readOperator(src: string, start: number): Token {
+  const two = src.slice(start, start + 2);
+  if (two === '||' || two === '&&') {
+    fail(src, start, start + 2, `"${two}" is not allowed: use OR / AND, and CONCAT() to join strings`);
+  }
+  if (two === '<=' || two === '>=' || two === '<>' || two === '!=') {
+    return { type: 'op', value: two === '!=' ? '<>' : two, text: two, pos: start, end: start + 2 };
+  }
+  const c = src[start]!;
+  if ('=<>+-*/%(),'.includes(c)) return { type: 'op', value: c, text: c, pos: start, end: start + 1 };
+  // any other character: take the whole code point so the error names it exactly
+  const len = src.codePointAt(start)! > 0xffff ? 2 : 1;
+  return fail(src, start, start + len, `Unexpected character "${src.slice(start, start + len)}"`);
 }

@@ -7,9 +7,16 @@ import { article, type Checker } from './validator.js';
 type CallExpr = Expr & { kind: 'call' };
 
 export function checkCall(c: Checker, e: CallExpr): TypedExpr {
+  const call = callOf(c, e);
+  const typed = textCall(call) ?? choiceCall(call) ?? numberCall(call) ?? dateCall(call) ?? jsonCall(call);
+  if (typed) return typed;
+  throw c.err(`Function ${c.src.slice(e.pos, e.nameEnd)} is not allowed in a policy expression`, e);
+}
+
+/** The call being checked and the argument helpers its type rule uses. */
+function callOf(c: Checker, e: CallExpr) {
   const span = { pos: e.pos, end: e.end };
-  const name = e.name;
-  const make = (args: TypedExpr[], type: ValueType, callName = name): TypedExpr => ({
+  const make = (args: TypedExpr[], type: ValueType, callName = e.name): TypedExpr => ({
     ...span,
     kind: 'call',
     name: callName,
@@ -22,8 +29,12 @@ export function checkCall(c: Checker, e: CallExpr): TypedExpr {
   const text = (i: number) => c.text(arg(i), e.args[i]!, what(i));
   const int = (i: number) => c.integer(arg(i), e.args[i]!, what(i));
   const all = (f: (i: number) => TypedExpr) => e.args.map((_, i) => f(i));
+  return { c, e, span, make, what, arg, text, int, all };
+}
+type Call = ReturnType<typeof callOf>;
 
-  switch (name) {
+function textCall({ e, make, text, int, all }: Call): TypedExpr | undefined {
+  switch (e.name) {
     case 'LOWER':
     case 'UPPER':
     case 'TRIM':
@@ -44,6 +55,13 @@ export function checkCall(c: Checker, e: CallExpr): TypedExpr {
       return make(all(text), 'text');
     case 'FIND_IN_SET':
       return make(all(text), 'integer');
+  }
+  return undefined;
+}
+
+/** functions that pick one of their arguments */
+function choiceCall({ c, e, make, arg, all }: Call): TypedExpr | undefined {
+  switch (e.name) {
     case 'COALESCE':
     case 'IFNULL': {
       const args = c.unify(all(arg), e.args, 'value', e);
@@ -66,6 +84,12 @@ export function checkCall(c: Checker, e: CallExpr): TypedExpr {
       if (type === 'null') args = args.map((a, i) => c.coerce(a, 'integer', e.args[i]!));
       return make(args, type === 'null' ? 'integer' : type);
     }
+  }
+  return undefined;
+}
+
+function numberCall({ c, e, make, what, arg, int }: Call): TypedExpr | undefined {
+  switch (e.name) {
     case 'ABS':
     case 'FLOOR':
     case 'CEIL': {
@@ -76,6 +100,12 @@ export function checkCall(c: Checker, e: CallExpr): TypedExpr {
       const x = c.numeric(arg(0), e.args[0]!, what(0));
       return make(e.args.length === 2 ? [x, int(1)] : [x], x.type);
     }
+  }
+  return undefined;
+}
+
+function dateCall({ c, e, span, make, what, arg }: Call): TypedExpr | undefined {
+  switch (e.name) {
     case 'NOW':
     case 'UTC_TIMESTAMP':
       return make([], 'timestamp', 'NOW');
@@ -87,7 +117,7 @@ export function checkCall(c: Checker, e: CallExpr): TypedExpr {
     case 'DATE_SUB': {
       const iv = e.args[1]!;
       if (iv.kind !== 'interval') throw c.err(`${what(1)} must be INTERVAL n unit`, iv);
-      return c.dateAdd(span, e.args[0]!, iv, name === 'DATE_SUB');
+      return c.dateAdd(span, e.args[0]!, iv, e.name === 'DATE_SUB');
     }
     case 'DATEDIFF':
       return make(
@@ -103,6 +133,12 @@ export function checkCall(c: Checker, e: CallExpr): TypedExpr {
       const ts = [1, 2].map((i) => c.coerce(c.temporal(arg(i), e.args[i]!, what(i)), 'timestamp', e.args[i]!));
       return make([{ ...unit, type: 'interval' }, ...ts], 'integer');
     }
+  }
+  return undefined;
+}
+
+function jsonCall({ c, e, span, make, what, arg }: Call): TypedExpr | undefined {
+  switch (e.name) {
     case 'JSON_EXTRACT':
       return make([c.json(arg(0), e.args[0]!, what(0)), jsonPath(c, e, 1)], 'json');
     case 'JSON_UNQUOTE':
@@ -118,7 +154,7 @@ export function checkCall(c: Checker, e: CallExpr): TypedExpr {
       return make([target, jsonCandidate(c, arg(1), e.args[1]!, what(1))], 'boolean');
     }
   }
-  throw c.err(`Function ${c.src.slice(e.pos, e.nameEnd)} is not allowed in a policy expression`, e);
+  return undefined;
 }
 
 function jsonPath(c: Checker, e: CallExpr, i: number): TypedExpr {

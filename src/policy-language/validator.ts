@@ -97,40 +97,46 @@ export class Checker {
         const [operand, low, high] = this.unify(src.map((x) => this.check(x)), src, 'order', e);
         return { ...span, kind: 'between', operand: operand!, low: low!, high: high!, negated: e.negated, type: 'boolean' };
       }
-      case 'like': {
-        const operand = this.text(this.check(e.operand), e.operand, 'LIKE');
-        const pattern = this.text(this.check(e.pattern), e.pattern, 'LIKE');
-        if (e.pattern.kind === 'literal' && e.pattern.valueType === 'string' && charLength(e.pattern.value) > LIKE_PATTERN_MAX_CHARS) {
-          throw this.err(`The LIKE pattern is longer than ${LIKE_PATTERN_MAX_CHARS} characters`, e.pattern);
-        }
-        return { ...span, kind: 'like', operand, pattern, negated: e.negated, type: 'boolean' };
-      }
-      case 'case': {
-        let operand: TypedExpr | undefined;
-        let whens: TypedExpr[];
-        if (e.operand) {
-          const src = [e.operand, ...e.whens.map((w) => w.when)];
-          const all = this.unify(src.map((x) => this.check(x)), src, 'eq', e);
-          operand = all[0];
-          whens = all.slice(1);
-        } else {
-          whens = e.whens.map((w) => this.bool(this.check(w.when), w.when));
-        }
-        const resultSrc = [...e.whens.map((w) => w.then), ...(e.else ? [e.else] : [])];
-        const results = this.unify(resultSrc.map((x) => this.check(x)), resultSrc, 'value', e);
-        const type = resultType(results);
-        return {
-          ...span,
-          kind: 'case',
-          operand,
-          whens: whens.map((when, i) => ({ when, then: results[i]! })),
-          else: e.else ? results[results.length - 1] : undefined,
-          type,
-        };
-      }
+      case 'like':
+        return this.like(e);
+      case 'case':
+        return this.caseExpr(e);
       case 'call':
         return checkCall(this, e);
     }
+  }
+
+  private like(e: Expr & { kind: 'like' }): TypedExpr {
+    const operand = this.text(this.check(e.operand), e.operand, 'LIKE');
+    const pattern = this.text(this.check(e.pattern), e.pattern, 'LIKE');
+    if (e.pattern.kind === 'literal' && e.pattern.valueType === 'string' && charLength(e.pattern.value) > LIKE_PATTERN_MAX_CHARS) {
+      throw this.err(`The LIKE pattern is longer than ${LIKE_PATTERN_MAX_CHARS} characters`, e.pattern);
+    }
+    return { pos: e.pos, end: e.end, kind: 'like', operand, pattern, negated: e.negated, type: 'boolean' };
+  }
+
+  private caseExpr(e: Expr & { kind: 'case' }): TypedExpr {
+    let operand: TypedExpr | undefined;
+    let whens: TypedExpr[];
+    if (e.operand) {
+      const src = [e.operand, ...e.whens.map((w) => w.when)];
+      const all = this.unify(src.map((x) => this.check(x)), src, 'eq', e);
+      operand = all[0];
+      whens = all.slice(1);
+    } else {
+      whens = e.whens.map((w) => this.bool(this.check(w.when), w.when));
+    }
+    const resultSrc = [...e.whens.map((w) => w.then), ...(e.else ? [e.else] : [])];
+    const results = this.unify(resultSrc.map((x) => this.check(x)), resultSrc, 'value', e);
+    return {
+      pos: e.pos,
+      end: e.end,
+      kind: 'case',
+      operand,
+      whens: whens.map((when, i) => ({ when, then: results[i]! })),
+      else: e.else ? results[results.length - 1] : undefined,
+      type: resultType(results),
+    };
   }
 
   private arith(e: Expr & { kind: 'arith' }): TypedExpr {

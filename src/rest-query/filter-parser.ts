@@ -226,16 +226,6 @@ export function resolveFilter(raw: RawFilter, ctx: FilterContext): Filter {
   return buildCond(lookup(ctx, raw.column), raw.op, raw.negated, raw.operand);
 }
 
-/** A column filter, parsed and checked. */
-export function parseColumnFilter(key: string, value: string, ctx: FilterContext): Filter {
-  return resolveFilter(scanColumnFilter(key, value, ctx), ctx);
-}
-
-/** A logic parameter, parsed and checked. */
-export function parseLogicFilter(key: string, value: string, ctx: FilterContext): Filter {
-  return resolveFilter(scanLogicFilter(key, value, ctx), ctx);
-}
-
 /** Items after an opening `(`, through the matching `)`. */
 function readItems(sc: Scanner, ctx: FilterContext, tree: { conditions: number }, depth: number): RawFilter[] {
   if (depth > MAX_DEPTH) throw tooComplex(sc.param, 'nesting_too_deep', MAX_DEPTH);

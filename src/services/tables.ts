@@ -122,6 +122,45 @@ function publicColumns(stored: StoredColumn[]): Column[] {
   return [ID_COLUMN, ...stored.map(({ index_name: _ignored, ...c }) => ({ ...c, primary_key: false }))];
 }
 
+type AlterInput = { name?: string; add_columns?: ColumnDefInput[]; drop_columns?: string[]; rename_columns?: Record<string, string> };
+
+interface ColumnChanges {
+  drops: string[];
+  renames: [from: string, to: string][];
+  adds: ColumnDef[];
+}
+
+/** Checks the column changes of an alter against the column set they produce. */
+function planColumnChanges(columns: StoredColumn[], input: AlterInput): ColumnChanges {
+  const byName = new Map(columns.map((c) => [c.name, c]));
+  const drops = input.drop_columns ?? [];
+  drops.forEach((d, i) => {
+    if (d === 'id') throw invalid(`drop_columns[${i}]`, 'reserved_name', `The column 'id' cannot be dropped.`, 'invalid_name');
+    if (!byName.has(d)) throw invalid(`drop_columns[${i}]`, 'unknown_column', `The table has no column '${d}'.`, 'unknown_column');
+    if (drops.indexOf(d) !== i) throw invalid(`drop_columns[${i}]`, 'duplicate', `The column '${d}' is listed twice.`);
+  });
+  const remaining = new Set(columns.map((c) => c.name).filter((n) => !drops.includes(n)));
+  const renames = Object.entries(input.rename_columns ?? {});
+  const targets = new Set<string>();
+  for (const [from, to] of renames) {
+    if (from === 'id') throw invalid(`rename_columns.${from}`, 'reserved_name', `The column 'id' cannot be renamed.`, 'invalid_name');
+    if (!remaining.has(from)) throw invalid(`rename_columns`, 'unknown_column', `The table has no column '${from}'.`, 'unknown_column');
+    checkName(to, `rename_columns.${from}`, 'column');
+    if (byName.has(to) || targets.has(to)) throw conflict('duplicate_column', `A column named '${to}' already exists.`, { column: to });
+    targets.add(to);
+  }
+  const finalNames = new Set([...remaining].map((n) => (input.rename_columns && Object.hasOwn(input.rename_columns, n) ? input.rename_columns[n]! : n)));
+  const adds = (input.add_columns ?? []).map((c, i) => checkColumnDef(c, `add_columns[${i}]`));
+  for (const a of adds) {
+    if (finalNames.has(a.name)) throw conflict('duplicate_column', `A column named '${a.name}' already exists.`, { column: a.name });
+    if (!a.nullable && (a.default === null || isMarker(a.default)))
+      throw invalid(`add_columns.${a.name}`, 'default_required', `A non-nullable column added to an existing table needs a literal default.`);
+    finalNames.add(a.name);
+  }
+  if (finalNames.size > MAX_COLUMNS) throw invalid('add_columns', 'too_many', `A table has at most ${MAX_COLUMNS} columns.`);
+  return { drops, renames, adds };
+}
+
 interface TableRow {
   id: string;
   name: string;
@@ -204,86 +243,58 @@ export class TableService {
     await tx.run(`CREATE ${c.unique ? 'UNIQUE ' : ''}INDEX ${quoteIdent(c.index_name)} ON ${tx.t(table)} (${quoteIdent(c.name)})`);
   }
 
-  async alter(
-    projectId: string,
-    tableId: string,
-    input: { name?: string; add_columns?: ColumnDefInput[]; drop_columns?: string[]; rename_columns?: Record<string, string> },
-  ): Promise<Table> {
+  async alter(projectId: string, tableId: string, input: AlterInput): Promise<Table> {
     const db = await this.engine.project(projectId);
     const { row, columns } = await this.load(db, tableId);
     const newName = input.name !== undefined ? checkName(input.name, 'name', 'table') : row.name;
-
     // Plan every step against the resulting column set before touching anything.
-    const byName = new Map(columns.map((c) => [c.name, c]));
-    const drops = input.drop_columns ?? [];
-    drops.forEach((d, i) => {
-      if (d === 'id') throw invalid(`drop_columns[${i}]`, 'reserved_name', `The column 'id' cannot be dropped.`, 'invalid_name');
-      if (!byName.has(d)) throw invalid(`drop_columns[${i}]`, 'unknown_column', `The table has no column '${d}'.`, 'unknown_column');
-      if (drops.indexOf(d) !== i) throw invalid(`drop_columns[${i}]`, 'duplicate', `The column '${d}' is listed twice.`);
-    });
-    const remaining = new Set(columns.map((c) => c.name).filter((n) => !drops.includes(n)));
-    const renames = Object.entries(input.rename_columns ?? {});
-    const targets = new Set<string>();
-    for (const [from, to] of renames) {
-      if (from === 'id') throw invalid(`rename_columns.${from}`, 'reserved_name', `The column 'id' cannot be renamed.`, 'invalid_name');
-      if (!remaining.has(from)) throw invalid(`rename_columns`, 'unknown_column', `The table has no column '${from}'.`, 'unknown_column');
-      checkName(to, `rename_columns.${from}`, 'column');
-      if (byName.has(to) || targets.has(to)) throw conflict('duplicate_column', `A column named '${to}' already exists.`, { column: to });
-      targets.add(to);
-    }
-    const finalNames = new Set([...remaining].map((n) => (input.rename_columns && Object.hasOwn(input.rename_columns, n) ? input.rename_columns[n]! : n)));
-    const adds = (input.add_columns ?? []).map((c, i) => checkColumnDef(c, `add_columns[${i}]`));
-    for (const a of adds) {
-      if (finalNames.has(a.name)) throw conflict('duplicate_column', `A column named '${a.name}' already exists.`, { column: a.name });
-      if (!a.nullable && (a.default === null || isMarker(a.default)))
-        throw invalid(`add_columns.${a.name}`, 'default_required', `A non-nullable column added to an existing table needs a literal default.`);
-      finalNames.add(a.name);
-    }
-    if (finalNames.size > MAX_COLUMNS) throw invalid('add_columns', 'too_many', `A table has at most ${MAX_COLUMNS} columns.`);
-
+    const plan = planColumnChanges(columns, input);
     if (newName !== row.name) {
       const clash = await db.get(`SELECT id FROM ${db.t('_bp_tables')} WHERE name = ?`, [newName]);
       if (clash) throw conflict('duplicate_table', `A table named '${newName}' already exists.`, { table: newName });
     }
-
-    let next: StoredColumn[] = columns.filter((c) => !drops.includes(c.name));
-    const dialect = this.engine.dialect;
+    let next: StoredColumn[];
     try {
-      await db.tx(async (tx) => {
-        let table = row.name;
-        for (const d of drops) {
-          const c = byName.get(d)!;
-          if (c.index_name) await tx.run(`DROP INDEX ${tx.t(c.index_name)}`);
-          await tx.run(`ALTER TABLE ${tx.t(table)} DROP COLUMN ${quoteIdent(d)}`);
-        }
-        for (const [from, to] of renames) {
-          await tx.run(`ALTER TABLE ${tx.t(table)} RENAME COLUMN ${quoteIdent(from)} TO ${quoteIdent(to)}`);
-          next = next.map((c) => (c.name === from ? { ...c, name: to } : c));
-        }
-        for (const a of adds) {
-          const stored: StoredColumn = { ...a, index_name: a.unique || a.indexed ? `bp_${newId()}` : null };
-          const add = dialect.addColumn(tx.t(table), quoteIdent(a.name), a.type, !a.nullable);
-          await tx.run(add.add);
-          const literal = a.default !== null && !isMarker(a.default);
-          if (literal) await tx.run(`UPDATE ${tx.t(table)} SET ${quoteIdent(a.name)} = ?`, [toParam(a.type, a.default)]);
-          if (add.afterBackfill) await tx.run(add.afterBackfill);
-          await this.createIndex(tx, table, stored);
-          next.push(stored);
-        }
-        if (newName !== table) {
-          await tx.run(`UPDATE ${tx.t('_bp_tables')} SET name = ? WHERE id = ?`, [newName, row.id]);
-          await tx.run(`ALTER TABLE ${tx.t(table)} RENAME TO ${quoteIdent(newName)}`);
-          table = newName;
-        }
-        await tx.run(`UPDATE ${tx.t('_bp_tables')} SET columns = ? WHERE id = ?`, [JSON.stringify(next), row.id]);
-        await bumpSchemaVersion(tx);
-      });
+      next = await db.tx((tx) => this.applyAlter(tx, row, newName, columns, plan));
     } catch (err) {
       if (err instanceof UniqueViolation)
         throw conflict('unique_violation', 'Existing rows would violate a unique column; nothing was changed.');
       throw err;
     }
     return this.toTable({ ...row, name: newName }, next);
+  }
+
+  /** Runs a checked plan in one transaction; returns the table's new stored columns. */
+  private async applyAlter(tx: Db, row: TableRow, newName: string, columns: StoredColumn[], plan: ColumnChanges): Promise<StoredColumn[]> {
+    const { drops, renames, adds } = plan;
+    const table = row.name;
+    for (const d of drops) {
+      const c = columns.find((col) => col.name === d)!;
+      if (c.index_name) await tx.run(`DROP INDEX ${tx.t(c.index_name)}`);
+      await tx.run(`ALTER TABLE ${tx.t(table)} DROP COLUMN ${quoteIdent(d)}`);
+    }
+    let next = columns.filter((c) => !drops.includes(c.name));
+    for (const [from, to] of renames) {
+      await tx.run(`ALTER TABLE ${tx.t(table)} RENAME COLUMN ${quoteIdent(from)} TO ${quoteIdent(to)}`);
+      next = next.map((c) => (c.name === from ? { ...c, name: to } : c));
+    }
+    for (const a of adds) {
+      const stored: StoredColumn = { ...a, index_name: a.unique || a.indexed ? `bp_${newId()}` : null };
+      const add = this.engine.dialect.addColumn(tx.t(table), quoteIdent(a.name), a.type, !a.nullable);
+      await tx.run(add.add);
+      const literal = a.default !== null && !isMarker(a.default);
+      if (literal) await tx.run(`UPDATE ${tx.t(table)} SET ${quoteIdent(a.name)} = ?`, [toParam(a.type, a.default)]);
+      if (add.afterBackfill) await tx.run(add.afterBackfill);
+      await this.createIndex(tx, table, stored);
+      next.push(stored);
+    }
+    if (newName !== table) {
+      await tx.run(`UPDATE ${tx.t('_bp_tables')} SET name = ? WHERE id = ?`, [newName, row.id]);
+      await tx.run(`ALTER TABLE ${tx.t(table)} RENAME TO ${quoteIdent(newName)}`);
+    }
+    await tx.run(`UPDATE ${tx.t('_bp_tables')} SET columns = ? WHERE id = ?`, [JSON.stringify(next), row.id]);
+    await bumpSchemaVersion(tx);
+    return next;
   }
 
   async remove(projectId: string, tableId: string): Promise<void> {

@@ -64,47 +64,8 @@ export function projectMigrations(t: Q, y: SchemaTypes): Migration[] {
           created_at ${y.ts} NOT NULL)`,
       ],
     },
-    {
-      name: '0002_keys_users_policies',
-      statements: [
-        `CREATE TABLE ${t('_bp_keys')} (id TEXT PRIMARY KEY, name TEXT NOT NULL, key_hash TEXT NOT NULL UNIQUE,
-          key_prefix TEXT NOT NULL, permissions TEXT NOT NULL, expires_at ${y.ts}, created_at ${y.ts} NOT NULL,
-          last_used_at ${y.ts})`,
-        `CREATE TABLE ${t('_bp_users')} (id ${y.serial}, email TEXT NOT NULL UNIQUE, password_hash TEXT NOT NULL,
-          role TEXT, email_verified ${y.bool} NOT NULL DEFAULT FALSE, created_at ${y.ts} NOT NULL, updated_at ${y.ts} NOT NULL)`,
-        `CREATE TABLE ${t('_bp_user_sessions')} (token_hash TEXT PRIMARY KEY,
-          user_id ${y.bigint} NOT NULL REFERENCES ${t('_bp_users')}(id) ON DELETE CASCADE,
-          created_at ${y.ts} NOT NULL, expires_at ${y.ts} NOT NULL)`,
-        `CREATE INDEX "_bp_user_sessions_user" ON ${t('_bp_user_sessions')} (user_id)`,
-        `CREATE TABLE ${t('_bp_policies')} (id TEXT PRIMARY KEY,
-          table_id TEXT NOT NULL REFERENCES ${t('_bp_tables')}(id) ON DELETE CASCADE,
-          name TEXT NOT NULL, operation TEXT NOT NULL, expression TEXT NOT NULL, enabled ${y.bool} NOT NULL,
-          created_at ${y.ts} NOT NULL)`,
-        `CREATE INDEX "_bp_policies_table" ON ${t('_bp_policies')} (table_id, created_at)`,
-      ],
-    },
-    {
-      // one-row tables hold the project's auth settings and email configuration (id is always 1)
-      name: '0003_auth_email',
-      statements: [
-        `CREATE TABLE ${t('_bp_auth_settings')} (id INTEGER PRIMARY KEY CHECK (id = 1), site_url TEXT,
-          redirect_urls TEXT NOT NULL, updated_at ${y.ts} NOT NULL)`,
-        `CREATE TABLE ${t('_bp_email_config')} (id INTEGER PRIMARY KEY CHECK (id = 1), provider TEXT NOT NULL,
-          from_address TEXT NOT NULL, from_name TEXT NOT NULL, smtp_host TEXT, smtp_port INTEGER, smtp_username TEXT,
-          smtp_encryption TEXT, smtp_password_sealed TEXT, emailapi_api_key_sealed TEXT,
-          require_email_confirmation ${y.bool} NOT NULL, updated_at ${y.ts} NOT NULL)`,
-        `CREATE TABLE ${t('_bp_email_templates')} (key TEXT PRIMARY KEY, subject TEXT NOT NULL, body TEXT NOT NULL,
-          updated_at ${y.ts} NOT NULL)`,
-        `CREATE TABLE ${t('_bp_email_tokens')} (token_hash TEXT PRIMARY KEY, purpose TEXT NOT NULL,
-          user_id ${y.bigint} NOT NULL REFERENCES ${t('_bp_users')}(id) ON DELETE CASCADE, new_email TEXT,
-          created_at ${y.ts} NOT NULL, expires_at ${y.ts} NOT NULL)`,
-        `CREATE INDEX "_bp_email_tokens_user" ON ${t('_bp_email_tokens')} (user_id, purpose)`,
-        `CREATE TABLE ${t('_bp_email_requests')} (id TEXT PRIMARY KEY, scope TEXT NOT NULL, subject TEXT NOT NULL, at ${y.ts} NOT NULL)`,
-        `CREATE INDEX "_bp_email_requests_subject" ON ${t('_bp_email_requests')} (scope, subject, at)`,
-        // one row per limited subject, locked while a request counts it (serialises concurrent requests)
-        `CREATE TABLE ${t('_bp_email_limit_locks')} (subject TEXT PRIMARY KEY)`,
-      ],
-    },
+    keysUsersPolicies(t, y),
+    authEmail(t, y),
     {
       name: '0004_functions',
       statements: [
@@ -140,4 +101,51 @@ export function projectMigrations(t: Q, y: SchemaTypes): Migration[] {
       ],
     },
   ];
+}
+
+function keysUsersPolicies(t: Q, y: SchemaTypes): Migration {
+  return {
+    name: '0002_keys_users_policies',
+    statements: [
+      `CREATE TABLE ${t('_bp_keys')} (id TEXT PRIMARY KEY, name TEXT NOT NULL, key_hash TEXT NOT NULL UNIQUE,
+          key_prefix TEXT NOT NULL, permissions TEXT NOT NULL, expires_at ${y.ts}, created_at ${y.ts} NOT NULL,
+          last_used_at ${y.ts})`,
+      `CREATE TABLE ${t('_bp_users')} (id ${y.serial}, email TEXT NOT NULL UNIQUE, password_hash TEXT NOT NULL,
+          role TEXT, email_verified ${y.bool} NOT NULL DEFAULT FALSE, created_at ${y.ts} NOT NULL, updated_at ${y.ts} NOT NULL)`,
+      `CREATE TABLE ${t('_bp_user_sessions')} (token_hash TEXT PRIMARY KEY,
+          user_id ${y.bigint} NOT NULL REFERENCES ${t('_bp_users')}(id) ON DELETE CASCADE,
+          created_at ${y.ts} NOT NULL, expires_at ${y.ts} NOT NULL)`,
+      `CREATE INDEX "_bp_user_sessions_user" ON ${t('_bp_user_sessions')} (user_id)`,
+      `CREATE TABLE ${t('_bp_policies')} (id TEXT PRIMARY KEY,
+          table_id TEXT NOT NULL REFERENCES ${t('_bp_tables')}(id) ON DELETE CASCADE,
+          name TEXT NOT NULL, operation TEXT NOT NULL, expression TEXT NOT NULL, enabled ${y.bool} NOT NULL,
+          created_at ${y.ts} NOT NULL)`,
+      `CREATE INDEX "_bp_policies_table" ON ${t('_bp_policies')} (table_id, created_at)`,
+    ],
+  };
+}
+
+function authEmail(t: Q, y: SchemaTypes): Migration {
+  return {
+    // one-row tables hold the project's auth settings and email configuration (id is always 1)
+    name: '0003_auth_email',
+    statements: [
+      `CREATE TABLE ${t('_bp_auth_settings')} (id INTEGER PRIMARY KEY CHECK (id = 1), site_url TEXT,
+          redirect_urls TEXT NOT NULL, updated_at ${y.ts} NOT NULL)`,
+      `CREATE TABLE ${t('_bp_email_config')} (id INTEGER PRIMARY KEY CHECK (id = 1), provider TEXT NOT NULL,
+          from_address TEXT NOT NULL, from_name TEXT NOT NULL, smtp_host TEXT, smtp_port INTEGER, smtp_username TEXT,
+          smtp_encryption TEXT, smtp_password_sealed TEXT, emailapi_api_key_sealed TEXT,
+          require_email_confirmation ${y.bool} NOT NULL, updated_at ${y.ts} NOT NULL)`,
+      `CREATE TABLE ${t('_bp_email_templates')} (key TEXT PRIMARY KEY, subject TEXT NOT NULL, body TEXT NOT NULL,
+          updated_at ${y.ts} NOT NULL)`,
+      `CREATE TABLE ${t('_bp_email_tokens')} (token_hash TEXT PRIMARY KEY, purpose TEXT NOT NULL,
+          user_id ${y.bigint} NOT NULL REFERENCES ${t('_bp_users')}(id) ON DELETE CASCADE, new_email TEXT,
+          created_at ${y.ts} NOT NULL, expires_at ${y.ts} NOT NULL)`,
+      `CREATE INDEX "_bp_email_tokens_user" ON ${t('_bp_email_tokens')} (user_id, purpose)`,
+      `CREATE TABLE ${t('_bp_email_requests')} (id TEXT PRIMARY KEY, scope TEXT NOT NULL, subject TEXT NOT NULL, at ${y.ts} NOT NULL)`,
+      `CREATE INDEX "_bp_email_requests_subject" ON ${t('_bp_email_requests')} (scope, subject, at)`,
+      // one row per limited subject, locked while a request counts it (serialises concurrent requests)
+      `CREATE TABLE ${t('_bp_email_limit_locks')} (subject TEXT PRIMARY KEY)`,
+    ],
+  };
 }

@@ -1,12 +1,11 @@
 // Property tests over random token streams: parsing/validation never throws anything but
-// PolicyError, accepted expressions compile and run on SQLite, and the work done by the lexer and
-// parser grows linearly with input length (counted steps, not wall-clock time).
+// PolicyError, accepted expressions compile and run on SQLite, and the work done by the parser
+// grows linearly with input length (counted steps, not wall-clock time).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import Database from 'better-sqlite3';
 import { PolicyError, parsePolicy, registerSqliteFunctions, validatePolicy } from '../../src/policy-language/index.js';
-import { lexerStats } from '../../src/policy-language/lexer.js';
 import { INTERNAL_ERROR_MESSAGE, parserStats } from '../../src/policy-language/parser.js';
 import { SqlitePolicyCompiler } from '../../src/storage/sqlite/sqlite-policy-compiler.js';
 import { PostgresPolicyCompiler } from '../../src/storage/postgres/postgres-policy-compiler.js';
@@ -131,16 +130,15 @@ test('generated well-formed expressions validate, compile for both engines and r
   }
 });
 
-/** lexer + parser steps for one input */
+/** parser steps for one input */
 function steps(src: string): number {
-  lexerStats.steps = 0;
   parserStats.steps = 0;
   try {
     parsePolicy(src);
   } catch (e) {
     if (!(e instanceof PolicyError)) throw e;
   }
-  return lexerStats.steps + parserStats.steps;
+  return parserStats.steps;
 }
 
 test('parsing work is linear in the input length (deterministic step count)', () => {
