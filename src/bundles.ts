@@ -92,7 +92,10 @@ export function buildDist(): boolean {
     chunkNames: '[name]-[hash]', // beside the entries: every file is one level below the root
     splitting: true,
     define: { BASEPLATE_DIST: 'true' },
+    write: false,
   });
+  // file by file, each renamed into place: concurrent builds (tests, two starts) never expose half a file
+  for (const file of result.outputFiles!) replaceFile(file.path, (tmp) => writeFileSync(tmp, file.contents));
   // written last: a build interrupted before this line is stale and redone next time
   recordInputs(main, result.metafile!);
   return true;

@@ -1,12 +1,15 @@
-// The real service (src/main.ts) in a child process, for tests where a crash, an exit code or the
-// start-up output must be observable.
+// The real service in a child process, as npm start runs it (node dist/main.js, built first when
+// stale), for tests where a crash, an exit code or the start-up output must be observable.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { buildDist, ROOT } from '../../src/bundles.ts';
 
 const BASE_ENV = { PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ARGON2_MEMORY_KIB: '1024', ARGON2_TIME_COST: '1', MASTER_KEY: randomBytes(32).toString('hex') };
 
 function spawnMain(env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, ['--no-node-snapshot', '--import', 'tsx', 'src/main.ts'], {
+  buildDist();
+  return spawn(process.execPath, ['--no-node-snapshot', join(ROOT, 'dist', 'main.js')], {
     env: { ...process.env, ...BASE_ENV, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
