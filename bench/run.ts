@@ -11,7 +11,8 @@ import { createTestDatabase, pgAvailable, type EngineName } from '../test/suppor
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { load, printTable, type LoadResult } from './load.ts';
+import { load, type LoadResult } from './load.ts';
+import { printTable } from './report.ts';
 import { scenarios } from './scenarios.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
