@@ -9,7 +9,19 @@ export interface LoadResult {
   p99: number;
 }
 
-export async function load(name: string, opts: { seconds: number; concurrency: number }, send: (i: number) => Promise<boolean>): Promise<LoadResult> {
+/** One timed run: every request's latency in ms, the failures, the wall time in s. */
+export interface Run {
+  latencies: number[];
+  errors: number;
+  elapsed: number;
+}
+
+export interface LoadOptions {
+  seconds: number;
+  concurrency: number;
+}
+
+export async function measure(opts: LoadOptions, send: (i: number) => Promise<boolean>): Promise<Run> {
   const latencies: number[] = [];
   let errors = 0;
   let n = 0;
@@ -26,17 +38,42 @@ export async function load(name: string, opts: { seconds: number; concurrency: n
       }
     }),
   );
-  const elapsed = (performance.now() - start) / 1000;
-  latencies.sort((a, b) => a - b);
-  const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? 0;
-  return { name, requests: latencies.length, errors, rps: latencies.length / elapsed, p50: pct(50), p99: pct(99) };
+  return { latencies, errors, elapsed: (performance.now() - start) / 1000 };
 }
 
-export function printTable(rows: (LoadResult & { engine: string })[]): void {
-  const head = ['engine', 'scenario', 'req/s', 'p50 ms', 'p99 ms', 'requests', 'errors'];
-  const body = rows.map((r) => [r.engine, r.name, r.rps.toFixed(0), r.p50.toFixed(2), r.p99.toFixed(2), String(r.requests), String(r.errors)]);
-  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ');
-  console.log(line(head));
-  for (const b of body) console.log(line(b));
+/** Runs of the same load counted as one: requests over their summed time, percentiles over all of them. */
+export function summarize(name: string, runs: readonly Run[]): LoadResult {
+  const latencies = runs.flatMap((r) => r.latencies).sort((a, b) => a - b);
+  const elapsed = runs.reduce((s, r) => s + r.elapsed, 0);
+  const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? 0;
+  return {
+    name,
+    requests: latencies.length,
+    errors: runs.reduce((s, r) => s + r.errors, 0),
+    rps: elapsed > 0 ? latencies.length / elapsed : 0,
+    p50: pct(50),
+    p99: pct(99),
+  };
+}
+
+export async function load(name: string, opts: LoadOptions, send: (i: number) => Promise<boolean>): Promise<LoadResult> {
+  return summarize(name, [await measure(opts, send)]);
+}
+
+export interface Side {
+  name: string;
+  send: (i: number) => Promise<boolean>;
+}
+
+/**
+ * Two loads compared in one run, in the order A B B A, each for half the time: drift on a shared
+ * machine (another process waking up, the CPU clock) then weighs on both sides alike.
+ */
+export async function alternate(a: Side, b: Side, opts: LoadOptions): Promise<[LoadResult, LoadResult]> {
+  const half = { ...opts, seconds: opts.seconds / 2 };
+  const a1 = await measure(half, a.send);
+  const b1 = await measure(half, b.send);
+  const b2 = await measure(half, b.send);
+  const a2 = await measure(half, a.send);
+  return [summarize(a.name, [a1, a2]), summarize(b.name, [b1, b2])];
 }

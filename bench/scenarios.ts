@@ -1,5 +1,6 @@
 // Benchmark scenarios: each prepares its data and returns the request to repeat.
 import type { Engine } from '../src/storage/engine.ts';
+import { api as json } from './api.ts';
 
 export interface Scenario {
   name: string;
@@ -7,17 +8,6 @@ export interface Scenario {
   setup(base: string, engine: Engine): Promise<(i: number) => Promise<boolean>>;
   /** Stops whatever setup started beside the measured requests. */
   teardown?(): Promise<void>;
-}
-
-async function json(base: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<any> {
-  const res = await fetch(base + path, {
-    method,
-    headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
-    body: body !== undefined ? JSON.stringify(body) : undefined,
-  });
-  const text = await res.text();
-  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${text}`);
-  return text ? JSON.parse(text) : null;
 }
 
 let n = 0;

@@ -1,0 +1,76 @@
+// The performance goals of issue [E], checked against what one run measured. Printed, never
+// asserted: figures from a shared machine are for comparing within a run, not for failing a build.
+import type { LoadResult } from './load.ts';
+
+export interface EngineFigures {
+  /** the workload's reads and single-row inserts against the server process */
+  reads?: LoadResult;
+  inserts?: LoadResult;
+  oneProject?: LoadResult;
+  randomProjects?: LoadResult;
+  projects?: number;
+  idleRssMiB?: number;
+  peakReadRssMiB?: number;
+  startupMs?: number;
+}
+
+export interface Figures {
+  sqlite?: EngineFigures;
+  postgres?: EngineFigures;
+  /** PostgREST under the same load as `postgres` (only with --peers) */
+  postgrest?: { reads?: LoadResult; inserts?: LoadResult };
+}
+
+export interface Goal {
+  goal: string;
+  measured: string;
+  /** null: not measured in this run */
+  met: boolean | null;
+}
+
+const x = (v: number) => `${v.toFixed(2)}x`;
+const unmeasured = (goal: string, why: string): Goal => ({ goal, measured: why, met: null });
+
+export function evaluateGoals(f: Figures): Goal[] {
+  const out: Goal[] = [];
+  const pgr = f.postgres;
+  const peer = f.postgrest;
+  const noPeer = peer ? 'not measured' : 'not measured (run with --peers)';
+  if (pgr?.reads && peer?.reads) {
+    const r = pgr.reads.rps / peer.reads.rps;
+    out.push({ goal: 'PostgreSQL engine reads >= 1.5x PostgREST req/s', measured: `${x(r)} (${pgr.reads.rps.toFixed(0)} vs ${peer.reads.rps.toFixed(0)} req/s)`, met: r >= 1.5 });
+    out.push({ goal: 'PostgreSQL engine reads p99 <= PostgREST p99', measured: `${pgr.reads.p99.toFixed(1)} vs ${peer.reads.p99.toFixed(1)} ms (${x(pgr.reads.p99 / peer.reads.p99)})`, met: pgr.reads.p99 <= peer.reads.p99 });
+  } else {
+    out.push(unmeasured('PostgreSQL engine reads >= 1.5x PostgREST req/s', noPeer), unmeasured('PostgreSQL engine reads p99 <= PostgREST p99', noPeer));
+  }
+  if (pgr?.inserts && peer?.inserts) {
+    const r = pgr.inserts.rps / peer.inserts.rps;
+    out.push({ goal: 'PostgreSQL engine single-row inserts >= 1x PostgREST req/s', measured: `${x(r)} (${pgr.inserts.rps.toFixed(0)} vs ${peer.inserts.rps.toFixed(0)} req/s)`, met: r >= 1 });
+  } else out.push(unmeasured('PostgreSQL engine single-row inserts >= 1x PostgREST req/s', noPeer));
+  const sq = f.sqlite?.reads;
+  out.push(unmeasured('embedded engine reads >= 2x PocketBase req/s', `not measured (no PocketBase peer)${sq && peer?.reads ? `; SQLite reads / PostgREST's (minutes apart): ${x(sq.rps / peer.reads.rps)}` : ''}`));
+  for (const [name, e] of [['SQLite', f.sqlite], ['PostgreSQL', f.postgres]] as const) if (e) out.push(...engineGoals(name, e));
+  return out;
+}
+
+function engineGoals(name: string, e: EngineFigures): Goal[] {
+  const out: Goal[] = [];
+  if (e.oneProject && e.randomProjects) {
+    const r = e.randomProjects.p50 / e.oneProject.p50;
+    out.push({
+      goal: `${name}: ${e.projects ?? '?'} projects read at random, p50 <= 1.25x one project's`,
+      measured: `${x(r)} (${e.randomProjects.p50.toFixed(2)} vs ${e.oneProject.p50.toFixed(2)} ms)`,
+      met: r <= 1.25,
+    });
+  }
+  if (e.idleRssMiB !== undefined) out.push({ goal: `${name}: idle RSS <= 80 MiB`, measured: `${e.idleRssMiB.toFixed(1)} MiB`, met: e.idleRssMiB <= 80 });
+  if (e.peakReadRssMiB !== undefined) out.push({ goal: `${name}: peak RSS under read load <= 200 MiB`, measured: `${e.peakReadRssMiB.toFixed(1)} MiB`, met: e.peakReadRssMiB <= 200 });
+  if (e.startupMs !== undefined) out.push({ goal: `${name}: start-up to the first /health 200 < 1 s`, measured: `${(e.startupMs / 1000).toFixed(2)} s`, met: e.startupMs < 1000 });
+  return out;
+}
+
+export function formatGoals(goals: readonly Goal[]): string[] {
+  const w = Math.max(...goals.map((g) => g.goal.length));
+  const mark = (m: boolean | null) => (m === null ? '-' : m ? 'met' : 'MISSED').padEnd(6);
+  return goals.map((g) => `  ${mark(g.met)}  ${g.goal.padEnd(w)}  ${g.measured}`);
+}

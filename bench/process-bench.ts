@@ -1,0 +1,201 @@
+// The benchmarks against the service as a separate server process, started as production starts
+// it: start-up time, idle and peak resident memory, the workload's reads and inserts, one project
+// against many, and (with --peers, on PostgreSQL) PostgREST under the same load in alternation.
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { createTestDatabase, type EngineName, type TestDatabase } from '../test/support/postgres.ts';
+import { api, eachLimit } from './api.ts';
+import type { EngineFigures } from './goals.ts';
+import { alternate, load, measure, type LoadResult, type Side } from './load.ts';
+import type { Peer, PreparedPostgrest } from './peers/postgrest.ts';
+import { createSmallProjects, type SmallProject } from './projects.ts';
+import { cleanupOnInterrupt, freePort, peakSampler, resetPeak, startService, treeMemoryMiB, type ServiceProcess } from './server-process.ts';
+import { setupBaseplateTodos, takeFailures, type Send } from './workload.ts';
+
+export interface ProcessOptions {
+  seconds: number;
+  connections: number;
+  projects: number;
+  warmupSeconds: number;
+  /** idle time between the first /health 200 and the idle RSS reading */
+  settleMs: number;
+}
+
+export interface PeerFigures {
+  name: string;
+  startupMs: number;
+  idleRssMiB: number;
+  peakReadRssMiB: number;
+  reads: LoadResult;
+  inserts: LoadResult;
+}
+
+export interface ProcessReport {
+  engine: EngineName;
+  figures: EngineFigures;
+  startupEmptyMs: number;
+  setupSeconds: number;
+  peakReadsRssMiB: number;
+  peakRandomRssMiB: number;
+  peer?: PeerFigures;
+  /** failed answers during the measurements, by kind */
+  failures: string[];
+}
+
+interface Store {
+  env: Record<string, string>;
+  dir: string;
+  db: TestDatabase | null;
+}
+
+interface SetUp {
+  todos: { read: Send; insert: Send };
+  projects: SmallProject[];
+}
+
+/** At most every engine's default per-project share (SQLite 2 of 4 workers, PostgreSQL 4 of 8 connections). */
+export const PROJECT_CLIENTS = 2;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export async function benchServerProcess(kind: EngineName, opts: ProcessOptions, peer: PreparedPostgrest | null): Promise<ProcessReport> {
+  const dir = mkdtempSync(join(tmpdir(), 'bp-bench-process-'));
+  const db = kind === 'postgres' ? await createTestDatabase() : null;
+  const store: Store = { dir, db, env: { MASTER_KEY: randomBytes(32).toString('hex'), ...(db ? { DATABASE_URL: db.url } : { DATA_DIR: join(dir, 'data') }) } };
+  const cleanup = cleanupOnInterrupt(async () => {
+    rmSync(dir, { recursive: true, force: true });
+    await db?.drop();
+  });
+  try {
+    // the measured server listens where the set-up one did: the set-up's request closures stay valid
+    const port = await freePort();
+    const t0 = performance.now();
+    const { setUp, startupEmptyMs } = await setUpStore(kind, store, port, opts.projects);
+    const setupSeconds = (performance.now() - t0) / 1000;
+    console.error(`${kind} server process: set up in ${setupSeconds.toFixed(0)} s`);
+    return { engine: kind, startupEmptyMs, setupSeconds, ...(await measureServer(kind, store, port, setUp, opts, peer)) };
+  } finally {
+    await cleanup();
+  }
+}
+
+/**
+ * Builds the workload project and the small projects through the API of a first server, then stops
+ * it. That server hashes passwords cheaply (ARGON2_*): the 1,000 end users' registrations are set-up,
+ * not what is measured; the measured server runs with the production defaults.
+ */
+async function setUpStore(kind: EngineName, store: Store, port: number, projects: number): Promise<{ setUp: SetUp; startupEmptyMs: number }> {
+  const srv = await startService({ ...store.env, ARGON2_MEMORY_KIB: '1024', ARGON2_TIME_COST: '1' }, join(store.dir, 'setup.log'), port);
+  try {
+    const owner = await api(srv.base, 'POST', '/auth/register', { name: 'bench', email: 'bench@example.com', password: 'bench password' });
+    const todos = await setupBaseplateTodos(srv.base, owner.token);
+    console.error(`${kind} server process: 100,000 todos loaded; creating ${projects} projects`);
+    const small = await createSmallProjects(srv.base, owner.token, projects, (n) => console.error(`  ${n} projects`));
+    return { setUp: { todos, projects: small }, startupEmptyMs: srv.startupMs };
+  } finally {
+    await srv.stop();
+    // fresh planner statistics after the bulk load, as autovacuum would leave them (PostgREST's
+    // table gets the same)
+    if (store.db) await analyze(store.db.url);
+  }
+}
+
+async function analyze(url: string): Promise<void> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    const { rows } = await c.query<{ t: string }>(`SELECT format('%I.%I', schemaname, tablename) AS t FROM pg_tables WHERE tablename = 'todos'`);
+    for (const r of rows) await c.query(`VACUUM ANALYZE ${r.t}`);
+    await c.query('ANALYZE');
+  } finally {
+    await c.end();
+  }
+}
+
+async function measureServer(kind: EngineName, store: Store, port: number, setUp: SetUp, opts: ProcessOptions, prepared: PreparedPostgrest | null) {
+  const srv = await startService(store.env, join(store.dir, 'server.log'), port);
+  let peer: Peer | null = null;
+  try {
+    await sleep(opts.settleMs);
+    const idleRssMiB = treeMemoryMiB(srv.pid, 'VmRSS');
+    console.error(`${kind} server process: up in ${srv.startupMs.toFixed(0)} ms, idle RSS ${idleRssMiB.toFixed(1)} MiB`);
+    let peerIdle = 0;
+    if (prepared) {
+      peer = await prepared.start(join(store.dir, 'peer.log'));
+      await sleep(opts.settleMs);
+      peerIdle = treeMemoryMiB(peer.server.pid, 'VmRSS');
+      console.error(`${peer.name}: up in ${peer.server.startupMs.toFixed(0)} ms, idle RSS ${peerIdle.toFixed(1)} MiB`);
+    }
+    const r = await readPhase(kind, srv, setUp.todos.read, peer, opts);
+    const p = await projectsPhase(kind, srv, setUp.projects, opts);
+    const w = await insertPhase(kind, setUp.todos.insert, peer, opts);
+    // the goal's "under read load" is the larger peak: the workload's reads or the many projects'
+    const figures: EngineFigures = { reads: r.reads, inserts: w.inserts, oneProject: p.one, randomProjects: p.random, projects: setUp.projects.length, idleRssMiB, peakReadRssMiB: Math.max(r.peak, p.peak), startupMs: srv.startupMs };
+    const peerFigures = peer && r.peer && w.peer ? { name: peer.name, startupMs: peer.server.startupMs, idleRssMiB: peerIdle, peakReadRssMiB: r.peerPeak, reads: r.peer, inserts: w.peer } : undefined;
+    return { figures, peakReadsRssMiB: r.peak, peakRandomRssMiB: p.peak, peer: peerFigures, failures: [...r.failures, ...p.failures, ...w.failures] };
+  } catch (err) {
+    throw new Error(`${kind} server process: ${(err as Error).message}\n--- server log (end) ---\n${srv.logTail()}`);
+  } finally {
+    await srv.stop();
+    await peer?.server.stop();
+  }
+}
+
+/** The workload's reads; with a peer, both in alternation. Peak RSS is the reads' own (set-up excluded). */
+async function readPhase(kind: EngineName, srv: ServiceProcess, read: Send, peer: Peer | null, opts: ProcessOptions) {
+  const name = `GET 20 of 100k todos under RLS (${opts.connections} clients)`;
+  const warm = { seconds: opts.warmupSeconds, concurrency: opts.connections };
+  await measure(warm, read);
+  if (peer) await measure(warm, peer.read);
+  const sampler = peakSampler(srv.pid, resetPeak(srv.pid));
+  const peerSampler = peer ? peakSampler(peer.server.pid, resetPeak(peer.server.pid)) : null;
+  const load_ = { seconds: opts.seconds, concurrency: opts.connections };
+  const [reads, peerReads] = peer ? await alternate({ name, send: read }, { name, send: peer.read }, load_) : [await load(name, load_, read), undefined];
+  const peak = sampler.stop();
+  const peerPeak = peerSampler?.stop() ?? 0;
+  console.error(`${kind} server process reads: ${reads.rps.toFixed(0)} req/s, peak RSS ${peak.toFixed(1)} MiB${peerReads ? `; ${peer!.name}: ${peerReads.rps.toFixed(0)} req/s, peak RSS ${peerPeak.toFixed(1)} MiB` : ''}`);
+  return { reads, peak, peer: peerReads, peerPeak, failures: noteFailures(`${kind} reads`) };
+}
+
+/**
+ * One small project read over and over, against a random one of all of them each time, in
+ * alternation. Every project is read once first: the figure is a server with that many active
+ * projects, not its first minute. PROJECT_CLIENTS clients, not the full load: with 32, one project
+ * would wait for its fair share of the engine (PROJECT_CONCURRENCY) while random ones spread over
+ * all of it, and p50 would measure that queue instead of what a request costs.
+ */
+async function projectsPhase(kind: EngineName, srv: ServiceProcess, projects: SmallProject[], opts: ProcessOptions) {
+  const failed: string[] = [];
+  await eachLimit(projects, 8, async (p) => {
+    if (!(await p.read(0))) failed.push(p.pid);
+  });
+  if (failed.length) throw new Error(`${failed.length} small projects did not answer their read (${failed.slice(0, 3).join(', ')})`);
+  const sampler = peakSampler(srv.pid, resetPeak(srv.pid));
+  const one: Side = { name: `GET 20 rows, 1 project of ${projects.length} (${PROJECT_CLIENTS} clients)`, send: projects[0]!.read };
+  const random: Side = { name: `GET 20 rows, a random project of ${projects.length} (${PROJECT_CLIENTS} clients)`, send: (i) => projects[Math.floor(Math.random() * projects.length)]!.read(i) };
+  const [a, b] = await alternate(one, random, { seconds: opts.seconds, concurrency: PROJECT_CLIENTS });
+  const peak = sampler.stop();
+  console.error(`${kind} server process: one project p50 ${a.p50.toFixed(2)} ms, random projects p50 ${b.p50.toFixed(2)} ms, peak RSS ${peak.toFixed(1)} MiB`);
+  return { one: a, random: b, peak, failures: noteFailures(`${kind} projects`) };
+}
+
+async function insertPhase(kind: EngineName, insert: Send, peer: Peer | null, opts: ProcessOptions) {
+  const name = `POST one todo under RLS (${opts.connections} clients)`;
+  const warm = { seconds: Math.min(opts.warmupSeconds, 0.5), concurrency: opts.connections };
+  await measure(warm, insert);
+  if (peer) await measure(warm, peer.insert);
+  const load_ = { seconds: opts.seconds, concurrency: opts.connections };
+  const [inserts, peerInserts] = peer ? await alternate({ name, send: insert }, { name, send: peer.insert }, load_) : [await load(name, load_, insert), undefined];
+  console.error(`${kind} server process inserts: ${inserts.rps.toFixed(0)} req/s${peerInserts ? `; ${peer!.name}: ${peerInserts.rps.toFixed(0)} req/s` : ''}`);
+  return { inserts, peer: peerInserts, failures: noteFailures(`${kind} inserts`) };
+}
+
+/** The failed answers of a phase (its warm-up included), printed now and kept for the summary. */
+function noteFailures(phase: string): string[] {
+  const out = takeFailures().map((f) => `${phase}: ${f}`);
+  for (const f of out) console.error(`  failed: ${f}`);
+  return out;
+}
