@@ -75,9 +75,11 @@ export interface Engine {
    * runs under the project's fair share of the engine's capacity (SQLite: worker threads, off the
    * event loop, after a bounded first attempt on the main thread; PostgreSQL: pool connections).
    * Its `tx(fn)` may run `fn` twice (a first attempt abandoned and rolled back): `fn` must do
-   * nothing but issue statements and compute its result from them.
+   * nothing but issue statements and compute its result from them. `schemaVersion`: the version of
+   * the project's tables and policies the caller planned its statements under (project-schema.ts);
+   * an engine that reuses statements never reuses one across versions.
    */
-  data(projectId: string): Promise<Db>;
+  data(projectId: string, schemaVersion: number): Promise<Db>;
   /** Removes a project's store and everything in it. */
   dropProjectStore(projectId: string): Promise<void>;
   ping(): Promise<boolean>;

@@ -32,7 +32,7 @@ export function countStatements(t: TestApp): { stop: () => StatementCount } {
     tx: (fn) => db.tx((inner) => fn(wrap(inner))),
     ...(db.tally && { tally: (sql, params, keep, zero) => seen(sql, db.tally!(sql, params, keep, zero), (r) => r.rows.length) }),
   });
-  engine.data = async (id) => wrap(await original.call(t.engine, id));
+  engine.data = async (id, version) => wrap(await original.call(t.engine, id, version));
   return {
     stop: () => {
       engine.data = original;

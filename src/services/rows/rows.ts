@@ -95,7 +95,7 @@ export class RowService {
     const schema = await this.schemas.get(r.projectId, r.version);
     const table = schema.tables.get(r.table);
     if (!table) throw notFound('table');
-    const db = await this.engine.data(r.projectId);
+    const db = await this.engine.data(r.projectId, schema.version);
     const scope = new Scope(db, table, this.engine, this.policies.rowFilters(schema.policies.get(table.id) ?? [], table, r.auth), r.auth);
     const q = parseQuery(r.query, [...scope.types].map(([name, type]) => ({ name, type })));
     const prefer = parsePrefer(r.prefer);

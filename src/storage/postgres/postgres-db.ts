@@ -1,17 +1,46 @@
 // pg behind the async Db interface. SQL is written with `?` placeholders for both engines; they
 // are rewritten to $1..$n here (generated SQL never contains a literal `?`).
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { AppError } from '../../errors.ts';
 import type { Db, SqlParam } from '../engine.ts';
 import { quoteIdent, UniqueViolation, NotNullViolation, QueryTimeout, DatabaseUnavailable, StoreMissing } from '../engine.ts';
 
 // Result types the same as SQLite's: numbers for bigint/count, ISO strings for instants,
-// 'YYYY-MM-DD' for dates.
+// 'YYYY-MM-DD' for dates. Given to each pool (postgres-engine.ts): pg's defaults stay as they are
+// for anything else in the process.
 const INT8 = 20, DATE = 1082, TIMESTAMP = 1114, TIMESTAMPTZ = 1184;
-pg.types.setTypeParser(INT8, (v) => Number(v));
-pg.types.setTypeParser(DATE, (v) => v);
-pg.types.setTypeParser(TIMESTAMPTZ, (v) => new Date(v).toISOString());
-pg.types.setTypeParser(TIMESTAMP, (v) => new Date(`${v.replace(' ', 'T')}Z`).toISOString());
+const PARSERS = new Map<number, (v: string) => unknown>([
+  [INT8, (v) => Number(v)],
+  [DATE, (v) => v],
+  [TIMESTAMPTZ, (v) => new Date(v).toISOString()],
+  [TIMESTAMP, (v) => new Date(`${v.replace(' ', 'T')}Z`).toISOString()],
+]);
+export const resultTypes = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    (format ?? 'text') === 'text' ? (PARSERS.get(oid) ?? pg.types.getTypeParser(oid, 'text')) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+};
+
+/**
+ * Statements with parameters are named prepared statements: each pooled connection parses and plans
+ * one once and then only binds and executes it, which spares the server most of a small query's
+ * work. A prepared statement keeps the parameter types of its first analysis, so a statement over a
+ * project's own tables is named under the project's schema version (`PgDb.version`): after a table
+ * changes, the same text is a new statement. A connection keeps at most PREPARED_PER_CONNECTION of
+ * them (server memory); one that reaches the limit is closed when released and replaced.
+ */
+const PREPARED_PER_CONNECTION = 256;
+const prepared = new WeakMap<pg.PoolClient, Set<string>>();
+const names = new Map<string, string>();
+function statementName(text: string, version: number | null): string {
+  let name = names.get(text);
+  if (name === undefined) {
+    name = `bp_${createHash('sha256').update(text).digest('base64url').slice(0, 24)}`;
+    if (names.size > 2000) names.clear();
+    names.set(text, name);
+  }
+  return version === null ? name : `${name}_${version}`;
+}
 
 const converted = new Map<string, string>();
 export function numberedParams(sql: string): string {
@@ -100,11 +129,13 @@ class Lease {
     return failures.has(this.client);
   }
 
-  async query(text: string, values: readonly SqlParam[], timeoutMs?: number): Promise<pg.QueryResult> {
+  /** `name`: run as that prepared statement */
+  async query(text: string, values: readonly SqlParam[], opts: { timeoutMs?: number; name?: string } = {}): Promise<pg.QueryResult> {
+    const config: pg.QueryConfig = { text, values: values as unknown[] };
+    // query_timeout (per query; pg reads it, its types omit it) overrides the pool's for this statement
+    if (opts.timeoutMs) Object.assign(config, { query_timeout: opts.timeoutMs });
+    if (opts.name) config.name = this.prepare(opts.name);
     try {
-      // query_timeout (per query; pg reads it, its types omit it) overrides the pool's for this statement
-      const config: pg.QueryConfig = { text, values: values as unknown[] };
-      if (timeoutMs) Object.assign(config, { query_timeout: timeoutMs });
       return await this.client.query(config);
     } catch (err) {
       const translated = translatePgError(err);
@@ -113,17 +144,31 @@ class Lease {
     }
   }
 
+  /** Counts the statement against the connection's limit. */
+  private prepare(name: string): string {
+    let mine = prepared.get(this.client);
+    if (!mine) prepared.set(this.client, (mine = new Set()));
+    mine.add(name);
+    return name;
+  }
+
   release(): void {
-    this.client.release(failures.get(this.client));
+    const full = (prepared.get(this.client)?.size ?? 0) >= PREPARED_PER_CONNECTION;
+    this.client.release(failures.get(this.client) ?? (full ? true : undefined));
   }
 }
 
 export class PgDb implements Db {
   readonly kind = 'postgres' as const;
-  /** Inside a transaction every statement runs on `lease`; outside, each one checks a client out of `pool`. */
+  /**
+   * Inside a transaction every statement runs on `lease`; outside, each one checks a client out of
+   * `pool`. `version`: the project's schema version the statements over its own tables are
+   * prepared under (null: statements over the platform's tables, whose types never change).
+   */
   constructor(
     private readonly pool: pg.Pool,
     readonly schema: string,
+    private readonly version: number | null = null,
     private readonly lease: Lease | null = null,
   ) {}
 
@@ -132,10 +177,13 @@ export class PgDb implements Db {
   }
 
   private async query(sql: string, params: readonly SqlParam[]): Promise<pg.QueryResult> {
-    if (this.lease) return this.lease.query(numberedParams(sql), params);
+    const text = numberedParams(sql);
+    // statements without parameters (DDL, BEGIN, COMMIT) cannot or need not be prepared
+    const opts = { name: params.length > 0 ? statementName(text, this.version) : undefined };
+    if (this.lease) return this.lease.query(text, params, opts);
     const lease = await Lease.acquire(this.pool);
     try {
-      return await lease.query(numberedParams(sql), params);
+      return await lease.query(text, params, opts);
     } finally {
       lease.release();
     }
@@ -163,7 +211,7 @@ export class PgDb implements Db {
     const lease = await Lease.acquire(this.pool);
     try {
       await lease.query('BEGIN', []);
-      const result = await fn(new PgDb(this.pool, this.schema, lease));
+      const result = await fn(new PgDb(this.pool, this.schema, this.version, lease));
       await lease.query('COMMIT', []);
       return result;
     } catch (err) {
@@ -181,7 +229,7 @@ export class PgDb implements Db {
     const probe = (async () => {
       const lease = await Lease.acquire(this.pool);
       try {
-        await lease.query('SELECT 1', [], timeoutMs);
+        await lease.query('SELECT 1', [], { timeoutMs });
         return true;
       } finally {
         lease.release();

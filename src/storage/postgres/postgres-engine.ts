@@ -5,7 +5,7 @@ import type { ColumnType, Db, Dialect, Engine } from '../engine.ts';
 import { quoteIdent } from '../engine.ts';
 import { migrate } from '../migrate.ts';
 import { platformMigrations, projectMigrations, type SchemaTypes } from '../schema.ts';
-import { PgDb, watchPool } from './postgres-db.ts';
+import { PgDb, resultTypes, watchPool } from './postgres-db.ts';
 import { FairGate } from '../fair-gate.ts';
 import { GatedDb } from '../gated-db.ts';
 import { PostgresPolicyCompiler } from './postgres-policy-compiler.ts';
@@ -114,6 +114,7 @@ export class PostgresEngine implements Engine {
     const queryTimeoutMs = opts.queryTimeoutMs ?? (statementTimeoutMs ? statementTimeoutMs + 5000 : 0);
     const pool = new pg.Pool({
       connectionString: url,
+      types: resultTypes,
       max: opts.poolSize ?? 10,
       statement_timeout: statementTimeoutMs || undefined,
       query_timeout: queryTimeoutMs || undefined,
@@ -167,8 +168,9 @@ export class PostgresEngine implements Engine {
     return new PgDb(this.pool, PostgresEngine.schemaOf(projectId));
   }
 
-  async data(projectId: string): Promise<Db> {
-    return new GatedDb(await this.project(projectId), this.gate, projectId);
+  async data(projectId: string, schemaVersion: number): Promise<Db> {
+    await this.ensure(projectId, false);
+    return new GatedDb(new PgDb(this.pool, PostgresEngine.schemaOf(projectId), schemaVersion), this.gate, projectId);
   }
 
   async dropProjectStore(projectId: string): Promise<void> {
