@@ -1,5 +1,5 @@
 // buildApp(deps): plugins, routes and error handling. It never listens (main.ts does).
-import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { randomUUID } from 'node:crypto';
@@ -22,6 +22,7 @@ import { emailFlowRoutes } from './http/routes/email-flows.ts';
 import { functionRoutes } from './http/routes/functions.ts';
 import { installCors } from './http/cors.ts';
 import { installRequestLog } from './http/request-log.ts';
+import { createLogger, type Logger } from './lib/logger.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './rest-query/values.ts';
 
 function containsNul(value: unknown): boolean {
@@ -36,11 +37,12 @@ export interface AppDeps {
   engine: Engine;
   services: Services;
   /** Where logs go (default stdout); tests pass a stream to read them. */
-  logStream?: { write(line: string): void };
+  /** the service's logger (main.ts); absent: one on standard output at the configured level */
+  logger?: Logger;
 }
 
-export async function buildApp({ config, engine, services, logStream }: AppDeps): Promise<FastifyInstance> {
-  const app = createServer(config, logStream);
+export async function buildApp({ config, engine, services, logger }: AppDeps): Promise<FastifyInstance> {
+  const app = createServer(config, logger ?? createLogger(config.logLevel));
   refuseConnect(app);
   installRequestGate(app);
   installJsonBodyParser(app);
@@ -53,22 +55,14 @@ export async function buildApp({ config, engine, services, logStream }: AppDeps)
   return app;
 }
 
-function createServer(config: Config, logStream: AppDeps['logStream']): FastifyInstance {
+function createServer(config: Config, logger: Logger): FastifyInstance {
   return Fastify({
     bodyLimit: config.bodyLimitBytes,
     // a hop count trusts the n nearest proxies (the function form of proxy-addr's hop count)
     trustProxy: typeof config.trustProxy === 'number' ? ((_addr: string, hop: number) => hop < (config.trustProxy as number)) : config.trustProxy,
     genReqId: () => randomUUID(),
     requestIdHeader: false,
-    logger:
-      config.logLevel === 'silent'
-        ? false
-        : {
-            level: config.logLevel,
-            ...(logStream ? { stream: logStream } : {}),
-            // headers (tokens, keys) are never logged; in case a line ever carries them, redacted
-            redact: ['req.headers.authorization', 'req.headers["x-user-token"]'],
-          },
+    loggerInstance: logger as FastifyBaseLogger,
     // one line per request instead (http/request-log.ts)
     logController: new LogController({ disableRequestLogging: true }),
     routerOptions: { maxParamLength: 1000 },

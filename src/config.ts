@@ -74,6 +74,14 @@ function int(env: Record<string, string | undefined>, name: string, fallback: nu
   return n;
 }
 
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+function logLevel(raw: string | undefined): string {
+  if (raw === undefined || raw === '') return 'info';
+  if (!LOG_LEVELS.includes(raw)) throw new Error(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got '${raw}'`);
+  return raw;
+}
+
 function httpUrl(env: Record<string, string | undefined>, name: string, fallback: string): string {
   const raw = env[name] && env[name]!.length > 0 ? env[name]! : fallback;
   if (!/^https?:\/\//.test(raw) || !URL.canParse(raw)) throw new Error(`${name} must be an absolute http(s) URL`);
@@ -120,7 +128,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     databaseUrl,
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     maxRows: int(env, 'MAX_ROWS', 1000, 1, 100000),
-    logLevel: env.LOG_LEVEL ?? 'info',
+    logLevel: logLevel(env.LOG_LEVEL),
     trustProxy: trustProxy(env.TRUST_PROXY),
     argon2: Object.freeze({
       memoryCost: int(env, 'ARGON2_MEMORY_KIB', 19456, 1024, 1024 * 1024),

@@ -5,10 +5,12 @@ import { buildServices } from './services/index.ts';
 import { buildApp } from './app.ts';
 import { systemClock } from './lib/clock.ts';
 import { loadMasterKey, SecretBox } from './lib/secret-box.ts';
+import { createLogger, flushLogger } from './lib/logger.ts';
 import { readFileSync } from 'node:fs';
 
-const line = (level: string, msg: string) => process.stderr.write(`${JSON.stringify({ level, time: new Date().toISOString(), msg })}\n`);
-const warn = (msg: string) => line('warn', msg);
+// at info until the configuration names the level
+const log = createLogger('info');
+const warn = (msg: string) => log.warn(msg);
 
 /** Where the database is, without credentials: what an operator needs to see in a start-up failure. */
 function databaseTarget(url: string | null, dataDir: string): string {
@@ -33,7 +35,9 @@ function fatal(msg: string): never {
   } catch {
     // no URL, nothing to hide
   }
-  line('fatal', text);
+  if (log.level === 'silent') log.level = 'fatal'; // a failed start is always told
+  log.fatal(text);
+  flushLogger(log);
   process.exit(1);
 }
 
@@ -48,6 +52,7 @@ async function step<T>(what: string, fn: () => T | Promise<T>): Promise<T> {
 
 async function start() {
   const config = await step('invalid configuration: ', () => loadConfig(process.env));
+  log.level = config.logLevel;
   // isolated-vm (edge functions) needs it on Node 20+; `npm start` passes it
   if (!process.execArgv.includes('--no-node-snapshot') && !(process.env.NODE_OPTIONS ?? '').includes('--no-node-snapshot'))
     warn('node was started without --no-node-snapshot: edge functions may crash the process; use npm start');
@@ -59,11 +64,12 @@ async function start() {
     openEngine(engineOptions(config)),
   );
   const services = buildServices(engine, config, systemClock, {
+    log,
     secrets: new SecretBox(master.key),
     smtpCa: config.email.caFile ? readFileSync(config.email.caFile, 'utf8') : undefined,
   });
   if (config.email.allowPrivateHosts) warn('EMAIL_ALLOW_PRIVATE_HOSTS is on: projects may send through loopback and private SMTP hosts. Never use this in production.');
-  const app = await buildApp({ config, engine, services });
+  const app = await buildApp({ config, engine, services, logger: log });
   await step(`cannot listen on ${config.host}:${config.port}: `, () => app.listen({ port: config.port, host: config.host }));
   app.log.info(`baseplate serving on port ${config.port} with the ${engine.kind} engine`);
   return { app, services, engine };
@@ -76,6 +82,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     await app.close(); // stops accepting requests and the function sandboxes
     await services.emailFlows.settle(); // emails already promised are handed to their providers
     await engine.close();
+    flushLogger(log);
     process.exit(0);
   });
 }

@@ -3,6 +3,7 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { buildDist } from '../../src/bundles.ts';
 import { createTestDatabase, testEngines, type TestDatabase } from '../support/postgres.ts';
 import { startServer, type ServerProcess } from '../support/server-process.ts';
 
@@ -66,9 +67,10 @@ if (engines.includes('postgres')) {
     try {
       const env: Record<string, string | undefined> = { ...process.env, DATABASE_URL: db.url, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent' };
       delete env.MASTER_KEY;
-      const proc = spawn(process.execPath, ['--no-node-snapshot', '--import', 'tsx', 'src/main.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      buildDist();
+      const proc = spawn(process.execPath, ['--no-node-snapshot', 'dist/main.js'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
       let err = '';
-      proc.stderr!.on('data', (c: Buffer) => (err += c.toString()));
+      for (const out of [proc.stdout!, proc.stderr!]) out.on('data', (c: Buffer) => (err += c.toString()));
       const code = await new Promise<number | null>((resolve) => proc.on('exit', resolve));
       assert.notEqual(code, 0);
       assert.match(err, /MASTER_KEY is required with PostgreSQL/);

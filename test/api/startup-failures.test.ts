@@ -5,6 +5,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { testEngines, PG_ADMIN_URL } from '../support/postgres.ts';
 import { TcpProxy } from '../support/tcp-proxy.ts';
 import { runUntilExit } from '../support/server-process.ts';
@@ -38,6 +41,16 @@ async function expectOneLineFailure(env: Record<string, string>, pattern: RegExp
   assert.match(line.msg, pattern);
   assert.doesNotMatch(line.msg, /\n|\s+at \S+ \(/);
 }
+
+test('[sqlite] an unknown LOG_LEVEL: one line naming the levels, exit 1, and nothing written (no master key, no database)', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'bp-startup-'));
+  try {
+    await expectOneLineFailure({ DATA_DIR: dataDir, LOG_LEVEL: 'verbose', MASTER_KEY: '' }, /^invalid configuration: LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got 'verbose'/);
+    assert.deepEqual(readdirSync(dataDir), []);
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
 
 if (engines.includes('postgres')) {
   const pgPort = Number(new URL(PG_ADMIN_URL).port || 5432);

@@ -12,6 +12,7 @@ import { SecretBox } from '../../src/lib/secret-box.ts';
 import { randomBytes } from 'node:crypto';
 import type { Engine } from '../../src/storage/engine.ts';
 import { engineOptions, openEngine } from '../../src/storage/open-engine.ts';
+import { createLogger } from '../../src/lib/logger.ts';
 import { createTestDatabase, testEngines, type EngineName } from './postgres.ts';
 
 export type { EngineName };
@@ -89,7 +90,7 @@ export async function startTestApp(
   const warnings: Record<string, unknown>[] = [];
   const secrets = extra.secrets ?? new SecretBox(randomBytes(32));
   const services = buildServices(engine, config, clock, { log: { warn: (obj, msg) => warnings.push({ ...obj, msg }) }, secrets, ...extra });
-  const app = await buildApp({ config, engine, services, logStream });
+  const app = await buildApp({ config, engine, services, logger: createLogger(config.logLevel, logStream) });
   return {
     kind,
     warnings,
