@@ -6,7 +6,7 @@ import { mkdirSync, rmSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ColumnType, Db, Dialect, Engine } from '../engine.ts';
 import { quoteIdent, StoreMissing } from '../engine.ts';
-import { migrate } from '../migrate.ts';
+import { migrate, type Migration } from '../migrate.ts';
 import { platformMigrations, projectMigrations, type SchemaTypes } from '../schema.ts';
 import { SqliteDb } from './sqlite-db.ts';
 import { openConnection, projectFile } from './sqlite-connection.ts';
@@ -62,6 +62,25 @@ export interface SqliteEngineOptions {
 // the main thread never blocks on another connection's write lock (see sqlite-db.ts)
 const open = (file: string) => openConnection(file, { busyTimeoutMs: 0 });
 
+const PLATFORM_MIGRATIONS = platformMigrations(quoteIdent, TYPES);
+const PROJECT_MIGRATIONS = projectMigrations(quoteIdent, TYPES);
+
+/**
+ * Brings a file's schema up to date. How many migrations a file has is stamped in its header
+ * (`user_version`), so that opening an up-to-date file reads one header field: no write lock, no
+ * write. A file stamped 0 is new or older than the stamp: `migrate` applies what its own records
+ * lack, then the stamp is written in the same transaction. A stamp beyond the list is a file a
+ * newer release migrated: left as it is.
+ */
+async function migrateFile(db: SqliteDb, migrations: Migration[]): Promise<void> {
+  const stamp = await db.get<{ user_version: number }>('PRAGMA user_version');
+  if (stamp!.user_version >= migrations.length) return;
+  await db.tx(async (tx) => {
+    await migrate(tx, migrations);
+    await tx.run(`PRAGMA user_version = ${migrations.length}`);
+  });
+}
+
 export class SqliteEngine implements Engine {
   readonly kind = 'sqlite' as const;
   readonly dialect = sqliteDialect;
@@ -98,7 +117,7 @@ export class SqliteEngine implements Engine {
 
   static async open(opts: SqliteEngineOptions): Promise<SqliteEngine> {
     const engine = new SqliteEngine(opts);
-    await migrate(engine.platform, platformMigrations(quoteIdent, TYPES));
+    await migrateFile(engine.platform, PLATFORM_MIGRATIONS);
     return engine;
   }
 
@@ -129,7 +148,7 @@ export class SqliteEngine implements Engine {
     const raw = open(file);
     registerSqliteFunctions(raw);
     const db = new SqliteDb(raw, installDeadline(raw, this.deadlineLibrary));
-    await migrate(db, projectMigrations(quoteIdent, TYPES));
+    await migrateFile(db, PROJECT_MIGRATIONS);
     this.projects.set(projectId, db);
     // Close the least recently used files beyond the limit, never one inside an open transaction.
     const max = this.opts.maxOpenProjects ?? 256;
