@@ -14,6 +14,7 @@ export function engineOptions(config: Config): EngineOptions {
     projectConcurrency: config.projectConcurrency,
     postgres: config.postgres,
     sqliteWorkers: config.sqliteWorkers,
+    sqliteOpenProjects: config.sqliteOpenProjects,
   };
 }
 
@@ -27,6 +28,8 @@ export async function openEngine(opts: {
   postgres?: Omit<PostgresOptions, 'statementTimeoutMs' | 'perProject'>;
   /** worker threads of the embedded engine */
   sqliteWorkers?: number;
+  /** project files the embedded engine keeps open (null: its default) */
+  sqliteOpenProjects?: number | null;
 }): Promise<Engine> {
   const perProject = opts.projectConcurrency ?? undefined;
   if (opts.databaseUrl) return PostgresEngine.open(opts.databaseUrl, { ...opts.postgres, statementTimeoutMs: opts.statementTimeoutMs, perProject });
@@ -35,5 +38,6 @@ export async function openEngine(opts: {
     statementTimeoutMs: opts.statementTimeoutMs,
     workers: opts.sqliteWorkers,
     perProject,
+    maxOpenProjects: opts.sqliteOpenProjects ?? undefined,
   });
 }

@@ -1,5 +1,6 @@
 // Opening project files on the embedded engine: an up-to-date file opens without a write (its
-// schema version is the `user_version` in its header), an older one is migrated and stamped.
+// schema version is the `user_version` in its header), an older one is migrated and stamped; the
+// open files are bounded by a setting that the file descriptors bound in turn.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -10,6 +11,8 @@ import Database from 'better-sqlite3';
 import { SqliteEngine, type SqliteEngineOptions } from '../../src/storage/sqlite/sqlite-engine.ts';
 import { quoteIdent } from '../../src/storage/engine.ts';
 import { projectMigrations } from '../../src/storage/schema.ts';
+import { DEFAULT_OPEN_PROJECTS, FDS_PER_PROJECT, fileLimit, openProjectLimit } from '../../src/storage/sqlite/sqlite-open-limit.ts';
+import { openTestEngine } from '../support/app.ts';
 
 const PROJECT = 'openproject';
 const SCHEMA_VERSION = projectMigrations(quoteIdent, { ts: '', bool: '', bigint: '', serial: '' }).length;
@@ -97,4 +100,54 @@ test('[sqlite] a project file from before the stamp (user_version 0) is stamped 
     assert.equal(onFile(file, (db) => db.pragma('user_version', { simple: true })), SCHEMA_VERSION);
     assert.deepEqual(applied(), records);
   });
+});
+
+// about 30 ms: past the main thread's allowance, so it runs again in a worker
+const SLOW_SUM = 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 300000) SELECT (SELECT count(*) FROM c) AS steps, (SELECT sum(v) FROM t) AS total';
+
+test('[sqlite] SQLITE_OPEN_PROJECTS bounds the open project files; closed ones reopen with their data, on the main thread and in the workers', async () => {
+  const { engine, cleanup } = await openTestEngine('sqlite', { SQLITE_OPEN_PROJECTS: '2', SQLITE_WORKERS: '2' });
+  const sqlite = engine as SqliteEngine;
+  try {
+    const ids = ['p1aaaa', 'p2bbbb', 'p3cccc', 'p4dddd', 'p5eeee'];
+    for (const [i, id] of ids.entries()) {
+      await engine.createProjectStore(id);
+      await (await engine.project(id)).run('CREATE TABLE t (id INTEGER PRIMARY KEY, v INTEGER)');
+      const data = await engine.data(id);
+      for (let v = 1; v <= i + 1; v++) await data.run('INSERT INTO t (v) VALUES (?)', [v * 10]);
+    }
+    assert.equal(sqlite.openProjects, 2);
+    for (const round of [0, 1]) {
+      for (const [i, id] of ids.entries()) {
+        const expected = (10 * (i + 1) * (i + 2)) / 2;
+        const data = await engine.data(id);
+        assert.deepEqual(await data.get('SELECT sum(v) AS total FROM t'), { total: expected }, `${id}, round ${round}`);
+        assert.deepEqual(await data.get(SLOW_SUM), { steps: 300000, total: expected }, `${id} in a worker, round ${round}`);
+        assert.ok(sqlite.openProjects <= 2);
+      }
+    }
+    assert.ok(sqlite.workersStarted > 0, 'the slow statements ran in workers');
+  } finally {
+    await engine.close();
+    await cleanup();
+  }
+});
+
+test('[sqlite] the default open-file limit is lowered to what the file descriptors allow; a larger requested one is refused', () => {
+  assert.equal(openProjectLimit(undefined, null), DEFAULT_OPEN_PROJECTS);
+  assert.equal(openProjectLimit(undefined, 1048576), DEFAULT_OPEN_PROJECTS);
+  assert.equal(openProjectLimit(undefined, 4096), Math.floor((4096 * 0.75) / FDS_PER_PROJECT));
+  assert.equal(openProjectLimit(5000, 1048576), 5000);
+  assert.equal(openProjectLimit(5000, null), 5000);
+  assert.throws(() => openProjectLimit(1000, 4096), /^Error: SQLITE_OPEN_PROJECTS=1000 may need 5000 file descriptors \(5 per open project\), more than 75% of this process's limit of 4096 \(ulimit -n\): set it to 614 at most, or raise the limit$/);
+});
+
+test('[sqlite] an open-file limit beyond the process file limit is refused when the engine opens', { skip: fileLimit() === null && 'the file limit is unknown here' }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'bp-open-'));
+  try {
+    const tooMany = Math.floor(fileLimit()! / FDS_PER_PROJECT) + 1;
+    await assert.rejects(SqliteEngine.open({ dataDir: dir, maxOpenProjects: tooMany }), new RegExp(`^Error: SQLITE_OPEN_PROJECTS=${tooMany} may need`));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -16,6 +16,7 @@ import { installDeadline } from './sqlite-deadline.ts';
 import { registerSqliteFunctions } from '../../policy-language/index.ts';
 import { sqliteDeadlineLibrary, sqliteWorkerScript } from './sqlite-build.ts';
 import { SqlitePolicyCompiler } from './sqlite-policy-compiler.ts';
+import { fileLimit, openProjectLimit } from './sqlite-open-limit.ts';
 
 const TYPES: SchemaTypes = { ts: 'TEXT', bool: 'INTEGER', bigint: 'INTEGER', serial: 'INTEGER PRIMARY KEY AUTOINCREMENT' };
 
@@ -49,7 +50,10 @@ export const sqliteDialect: Dialect = {
 
 export interface SqliteEngineOptions {
   dataDir: string;
-  /** How many project files stay open at once (per thread). */
+  /**
+   * SQLITE_OPEN_PROJECTS: project files the main thread keeps open, the least recently used closed
+   * beyond it; the workers share as many among them (default and bound: sqlite-open-limit.ts).
+   */
   maxOpenProjects?: number;
   /** Worker threads for statements over project tables (default 4). */
   workers?: number;
@@ -92,8 +96,10 @@ export class SqliteEngine implements Engine {
   private readonly workers: SqliteWorkerPool;
   private readonly inline = new InlineBudget();
   private readonly deadlineLibrary = sqliteDeadlineLibrary();
+  private readonly maxOpen: number;
 
   private constructor(private readonly opts: SqliteEngineOptions) {
+    this.maxOpen = openProjectLimit(opts.maxOpenProjects, fileLimit());
     mkdirSync(opts.dataDir, { recursive: true });
     this.projectDir = join(opts.dataDir, 'projects');
     mkdirSync(this.projectDir, { recursive: true });
@@ -105,7 +111,7 @@ export class SqliteEngine implements Engine {
       deadlineLibrary: this.deadlineLibrary,
       projectDir: this.projectDir,
       // the open files are shared out among the workers, so that they do not multiply them
-      maxConnections: Math.ceil((opts.maxOpenProjects ?? 256) / workers),
+      maxConnections: Math.ceil(this.maxOpen / workers),
       // a write waits for the lock at most as long as a statement may run (the busy handler
       // ignores interrupts)
       busyTimeoutMs: statementTimeoutMs || 5000,
@@ -151,9 +157,8 @@ export class SqliteEngine implements Engine {
     await migrateFile(db, PROJECT_MIGRATIONS);
     this.projects.set(projectId, db);
     // Close the least recently used files beyond the limit, never one inside an open transaction.
-    const max = this.opts.maxOpenProjects ?? 256;
     for (const [id, conn] of this.projects) {
-      if (this.projects.size <= max) break;
+      if (this.projects.size <= this.maxOpen) break;
       if (conn.busy || id === projectId) continue;
       this.projects.delete(id);
       conn.raw.close();
@@ -192,6 +197,11 @@ export class SqliteEngine implements Engine {
     } catch {
       return false;
     }
+  }
+
+  /** Project files the main thread has open (tests: the limit holds). */
+  get openProjects(): number {
+    return this.projects.size;
   }
 
   /** Worker threads started so far (tests: a statement past its deadline must not cost a worker). */
