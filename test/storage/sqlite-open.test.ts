@@ -1,6 +1,7 @@
 // Opening project files on the embedded engine: an up-to-date file opens without a write (its
-// schema version is the `user_version` in its header), an older one is migrated and stamped; the
-// open files are bounded by a setting that the file descriptors bound in turn.
+// schema version is the `user_version` in its header), an older one is migrated and stamped, a
+// closed one keeps its WAL and index for the next open; the open files are bounded by a setting
+// that the file descriptors bound in turn.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -99,6 +100,30 @@ test('[sqlite] a project file from before the stamp (user_version 0) is stamped 
     await withEngine({ dataDir: dir }, (engine) => engine.project(PROJECT));
     assert.equal(onFile(file, (db) => db.pragma('user_version', { simple: true })), SCHEMA_VERSION);
     assert.deepEqual(applied(), records);
+  });
+});
+
+test('[sqlite] a closed project file keeps its WAL (emptied) and index, so that reopening creates no file; deleting the project removes them', async () => {
+  await withProject(async (dir, file) => {
+    const kept = (when: string) => {
+      for (const suffix of ['-wal', '-shm']) assert.ok(existsSync(file + suffix), `${suffix} kept ${when}`);
+      assert.equal(walBytes(file), 0, `the WAL was checkpointed and emptied ${when}`);
+    };
+    const write = async (engine: SqliteEngine, v: number) => (await engine.data(PROJECT)).run('INSERT INTO t (v) VALUES (?)', [v]);
+    await withEngine({ dataDir: dir }, async (engine) => {
+      await (await engine.project(PROJECT)).run('CREATE TABLE t (v INTEGER)');
+      await write(engine, 1);
+    });
+    kept('when the engine closed');
+    await withEngine({ dataDir: dir, maxOpenProjects: 1 }, async (engine) => {
+      await write(engine, 2);
+      await engine.createProjectStore('otherproject');
+      kept('when the file was the least recently used beyond the limit');
+      const db = await engine.project(PROJECT);
+      assert.deepEqual(await db.all('SELECT v FROM t ORDER BY v'), [{ v: 1 }, { v: 2 }]);
+      await engine.dropProjectStore(PROJECT);
+    });
+    for (const suffix of ['', '-wal', '-shm']) assert.equal(existsSync(file + suffix), false, `${suffix} removed`);
   });
 });
 
