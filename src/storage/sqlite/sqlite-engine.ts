@@ -17,6 +17,7 @@ import { registerSqliteFunctions } from '../../policy-language/index.ts';
 import { sqliteDeadlineLibrary, sqliteWorkerScript } from './sqlite-build.ts';
 import { SqlitePolicyCompiler } from './sqlite-policy-compiler.ts';
 import { fileLimit, openProjectLimit } from './sqlite-open-limit.ts';
+import { MAIN_THREAD_STATEMENTS, StatementCache } from './sqlite-statement-cache.ts';
 
 const TYPES: SchemaTypes = { ts: 'TEXT', bool: 'INTEGER', bigint: 'INTEGER', serial: 'INTEGER PRIMARY KEY AUTOINCREMENT' };
 
@@ -97,13 +98,14 @@ export class SqliteEngine implements Engine {
   private readonly inline = new InlineBudget();
   private readonly deadlineLibrary = sqliteDeadlineLibrary();
   private readonly maxOpen: number;
+  private readonly statements = new StatementCache(MAIN_THREAD_STATEMENTS);
 
   private constructor(private readonly opts: SqliteEngineOptions) {
     this.maxOpen = openProjectLimit(opts.maxOpenProjects, fileLimit());
     mkdirSync(opts.dataDir, { recursive: true });
     this.projectDir = join(opts.dataDir, 'projects');
     mkdirSync(this.projectDir, { recursive: true });
-    this.platform = new SqliteDb(open(join(opts.dataDir, 'platform.db')));
+    this.platform = new SqliteDb(open(join(opts.dataDir, 'platform.db')), this.statements);
     const workers = opts.workers ?? 4;
     const statementTimeoutMs = opts.statementTimeoutMs ?? 30000;
     this.workers = new SqliteWorkerPool({
@@ -153,7 +155,7 @@ export class SqliteEngine implements Engine {
     // data statements are tried here first (sqlite-hybrid-db.ts): functions and deadline as in a worker
     const raw = open(file);
     registerSqliteFunctions(raw);
-    const db = new SqliteDb(raw, installDeadline(raw, this.deadlineLibrary));
+    const db = new SqliteDb(raw, this.statements, installDeadline(raw, this.deadlineLibrary));
     await migrateFile(db, PROJECT_MIGRATIONS);
     this.projects.set(projectId, db);
     // Close the least recently used files beyond the limit, never one inside an open transaction.
@@ -161,7 +163,7 @@ export class SqliteEngine implements Engine {
       if (this.projects.size <= this.maxOpen) break;
       if (conn.busy || id === projectId) continue;
       this.projects.delete(id);
-      conn.raw.close();
+      conn.close();
     }
     return db;
   }
@@ -183,7 +185,7 @@ export class SqliteEngine implements Engine {
     const conn = this.projects.get(projectId);
     if (conn) {
       this.projects.delete(projectId);
-      conn.raw.close();
+      conn.close();
     }
     this.workers.closeProject(projectId);
     const file = this.file(projectId);
@@ -211,8 +213,8 @@ export class SqliteEngine implements Engine {
 
   async close(): Promise<void> {
     await this.workers.close();
-    for (const conn of this.projects.values()) conn.raw.close();
+    for (const conn of this.projects.values()) conn.close();
     this.projects.clear();
-    if (this.platform.raw.open) this.platform.raw.close();
+    this.platform.close();
   }
 }
