@@ -156,7 +156,12 @@ export class SqliteEngine implements Engine {
     const raw = open(file);
     registerSqliteFunctions(raw);
     const db = new SqliteDb(raw, this.statements, installDeadline(raw, this.deadlineLibrary));
-    await migrateFile(db, PROJECT_MIGRATIONS);
+    try {
+      await migrateFile(db, PROJECT_MIGRATIONS);
+    } catch (err) {
+      db.close(); // not kept: the next request opens it afresh
+      throw err;
+    }
     this.projects.set(projectId, db);
     // Close the least recently used files beyond the limit, never one inside an open transaction.
     for (const [id, conn] of this.projects) {
