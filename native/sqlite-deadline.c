@@ -15,6 +15,12 @@
  *   SELECT bp_set_deadline(ms)   -- ms > 0: now + ms; ms <= 0: no deadline (stops the repeats)
  * Build with -Wl,-z,nodelete: SQLite unloads an extension when the connection that loaded it
  * closes, and the watchdog thread must never lose its code.
+ *
+ * Loading it also keeps the connection's WAL file and its shared-memory index on disk when the
+ * last connection to the file closes (SQLITE_FCNTL_PERSIST_WAL; the WAL is checkpointed and
+ * truncated to 0 bytes then, given a journal_size_limit), which only this C API can ask for: the
+ * engine closes and reopens project files all the time beyond its open-file limit, and creating
+ * the two files anew was most of the cost of a reopen.
  */
 #include "sqlite3ext.h"
 SQLITE_EXTENSION_INIT1
@@ -115,7 +121,10 @@ __declspec(dllexport)
 #endif
 int sqlite3_sqlitedeadline_init(sqlite3 *db, char **err, const sqlite3_api_routines *api) {
   Conn *c;
+  int persist_wal = 1;
   SQLITE_EXTENSION_INIT2(api);
+  /* a hint: a VFS without it (none here) deletes the files as before */
+  sqlite3_file_control(db, "main", SQLITE_FCNTL_PERSIST_WAL, &persist_wal);
   pthread_once(&started, start_watchdog);
   if (start_failed) {
     *err = sqlite3_mprintf("bp_set_deadline: cannot start the watchdog thread");

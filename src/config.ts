@@ -30,6 +30,12 @@ export interface Config {
   /** SQLITE_WORKERS: worker threads that run statements over project tables (embedded engine) */
   sqliteWorkers: number;
   /**
+   * SQLITE_OPEN_PROJECTS: project files the embedded engine keeps open (a file beyond it is closed and
+   * reopened on its next request); null: 1024, or fewer when the process may not open enough files
+   * (storage/sqlite/sqlite-open-limit.ts, which also refuses a value beyond them)
+   */
+  sqliteOpenProjects: number | null;
+  /**
    * PROJECT_CONCURRENCY: statements over its tables one project may run at once, a share of the
    * engine's capacity (SQLite: workers; PostgreSQL: the pool less 2 connections kept for the
    * platform's own queries); null: half of that capacity, rounded up
@@ -144,6 +150,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       keepAliveMs: int(env, 'PG_KEEPALIVE_MS', 10000, 1000, 7200000),
     }),
     sqliteWorkers: int(env, 'SQLITE_WORKERS', 4, 1, 64),
+    sqliteOpenProjects: env.SQLITE_OPEN_PROJECTS ? int(env, 'SQLITE_OPEN_PROJECTS', 1, 1, 1000000) : null,
     projectConcurrency: env.PROJECT_CONCURRENCY ? int(env, 'PROJECT_CONCURRENCY', 1, 1, 1000) : null,
     appUrl: httpUrl(env, 'APP_URL', `http://localhost:${port}/`),
     email: Object.freeze({

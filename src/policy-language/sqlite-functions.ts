@@ -277,23 +277,24 @@ export function jsonExtract(doc: JsonValue, path: string): JsonValue | undefined
   return v;
 }
 
-export function registerSqliteFunctions(db: Database.Database): void {
-  const opts = { deterministic: true, safeIntegers: true };
-  // varargs: the wrapper's own arity would otherwise be taken as the function's
-  const fn = (name: string, f: (...a: V[]) => V | boolean, _varargs = false) =>
-    db.function(name, { ...opts, varargs: true }, (...a: V[]) => {
+type SqlFunction = (...a: V[]) => V;
+
+function sqlFunctions(): [string, SqlFunction][] {
+  const out: [string, SqlFunction][] = [];
+  const fn = (name: string, f: (...a: V[]) => V | boolean) =>
+    out.push([name, (...a: V[]) => {
       const r = f(...a);
       return typeof r === 'boolean' ? (r ? 1 : 0) : r;
-    });
+    }]);
   fn('bp_lower', (s) => (s === null ? null : String(s).toLowerCase()));
   fn('bp_upper', (s) => (s === null ? null : String(s).toUpperCase()));
   // a pattern beyond the shared bound matches nothing (NULL), as the PostgreSQL policy compiler's guard
   // bp_like(value, pattern[, fold = 1]): the policy language's LIKE and the REST ilike fold case; the REST like does not
   fn('bp_like', (v, p, fold) => (anyNull(v, p) || charLength(String(p)) > LIKE_PATTERN_MAX_CHARS ? null : like(String(v), String(p), fold !== 0n)));
-  fn('bp_substring', (...a) => (anyNull(...a) ? null : substring(String(a[0]), num(a[1]!), a.length > 2 ? num(a[2]!) : undefined)), true);
+  fn('bp_substring', (...a) => (anyNull(...a) ? null : substring(String(a[0]), num(a[1]!), a.length > 2 ? num(a[2]!) : undefined)));
   fn('bp_left', (s, n) => (anyNull(s, n) ? null : num(n) < 1 ? '' : chars(String(s)).slice(0, num(n)).join('')));
   fn('bp_right', (s, n) => (anyNull(s, n) ? null : num(n) < 1 ? '' : chars(String(s)).slice(-num(n)).join('')));
-  fn('bp_locate', (...a) => (anyNull(...a) ? null : locate(String(a[0]), String(a[1]), a.length > 2 ? num(a[2]!) : 1)), true);
+  fn('bp_locate', (...a) => (anyNull(...a) ? null : locate(String(a[0]), String(a[1]), a.length > 2 ? num(a[2]!) : 1)));
   fn('bp_find_in_set', (s, list) => {
     if (anyNull(s, list)) return null;
     if (list === '') return 0;
@@ -307,7 +308,7 @@ export function registerSqliteFunctions(db: Database.Database): void {
   fn('bp_round', (...a) => {
     const r = anyNull(...a) ? null : roundNumber(num(a[0]!), a.length > 1 ? num(a[1]!) : 0);
     return r === null || Number.isFinite(r) ? r : null;
-  }, true);
+  });
   fn('bp_round_int', (x, d) => (anyNull(x, d) || toBig(x) === null ? null : fitInt(roundInteger(toBig(x)!, num(d)))));
   fn('bp_date_add', (v, n, unit) => (anyNull(v, n) ? null : dateAdd(String(v), num(n), String(unit) as IntervalUnit)));
   fn('bp_timestampdiff', (unit, a, b) => (anyNull(a, b) ? null : timestampDiff(String(unit) as IntervalUnit, String(a), String(b))));
@@ -319,4 +320,15 @@ export function registerSqliteFunctions(db: Database.Database): void {
   fn('bp_json_unquote', (j) => (j === null ? null : renderJsonb(json(j), true)));
   fn('bp_json_length', (j) => (j === null ? null : jsonLength(json(j))));
   fn('bp_json_contains', (t, c) => (anyNull(t, c) ? null : jsonContains(json(t), json(c))));
+  return out;
+}
+
+// varargs: the wrapper's own arity would otherwise be taken as the function's
+const OPTIONS = { deterministic: true, safeIntegers: true, varargs: true };
+// wrapped once per thread and shared by its connections: functions created afresh for each
+// connection make registering them about five times as costly, and project files open often
+const FUNCTIONS = sqlFunctions();
+
+export function registerSqliteFunctions(db: Database.Database): void {
+  for (const [name, f] of FUNCTIONS) db.function(name, OPTIONS, f);
 }

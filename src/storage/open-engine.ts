@@ -13,6 +13,7 @@ export function engineOptions(config: Config): EngineOptions {
     projectConcurrency: config.projectConcurrency,
     postgres: config.postgres,
     sqliteWorkers: config.sqliteWorkers,
+    sqliteOpenProjects: config.sqliteOpenProjects,
   };
 }
 
@@ -26,6 +27,8 @@ export async function openEngine(opts: {
   postgres?: Omit<PostgresOptions, 'statementTimeoutMs' | 'perProject'>;
   /** worker threads of the embedded engine */
   sqliteWorkers?: number;
+  /** project files the embedded engine keeps open (null: its default) */
+  sqliteOpenProjects?: number | null;
 }): Promise<Engine> {
   const perProject = opts.projectConcurrency ?? undefined;
   // each engine (and its driver: pg alone is about 13 MiB) is loaded only when it is the one used
@@ -39,5 +42,6 @@ export async function openEngine(opts: {
     statementTimeoutMs: opts.statementTimeoutMs,
     workers: opts.sqliteWorkers,
     perProject,
+    maxOpenProjects: opts.sqliteOpenProjects ?? undefined,
   });
 }

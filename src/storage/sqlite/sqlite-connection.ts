@@ -3,6 +3,8 @@
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
 
+const WAL_SIZE_LIMIT = 4 * 1024 * 1024;
+
 export function projectFile(projectDir: string, projectId: string): string {
   if (!/^[a-z0-9]+$/.test(projectId)) throw new Error('invalid project id');
   return join(projectDir, `${projectId}.db`);
@@ -24,5 +26,9 @@ export function openConnection(file: string, opts: OpenOptions = {}): Database.D
   db.pragma('synchronous = NORMAL');
   db.pragma('foreign_keys = ON');
   db.pragma(`busy_timeout = ${Math.trunc(opts.busyTimeoutMs ?? 5000)}`);
+  // a WAL kept on disk (sqlite-deadline.c) is truncated to 0 bytes when the last connection closes
+  // only under a limit; a WAL that a large write grew beyond the limit is trimmed back at its next
+  // restart (about SQLite's default checkpoint, 1000 pages of 4 KiB)
+  db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT}`);
   return db;
 }

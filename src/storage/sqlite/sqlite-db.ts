@@ -9,8 +9,8 @@ import { quoteIdent, UniqueViolation, NotNullViolation, QueryTimeout, StorageFul
 import { projectBusy } from '../fair-gate.ts';
 import { AppError } from '../../errors.ts';
 import { tallyRows } from './sqlite-tally.ts';
+import type { ConnectionStatements, StatementCache } from './sqlite-statement-cache.ts';
 
-const CACHE_LIMIT = 500;
 /** how long a main-thread statement waits for another connection's write lock, asynchronously */
 const BUSY_WAIT_MS = 5000;
 
@@ -63,16 +63,28 @@ type Mode = 'all' | 'get' | 'run';
 
 export class SqliteDb implements Db {
   readonly kind = 'sqlite' as const;
-  private statements = new Map<string, Database.Statement>();
+  private readonly statements: ConnectionStatements;
   private lockedUntil: Promise<void> | null = null;
   /** statements waiting for another connection's write lock */
   private waiting = 0;
 
-  /** `setDeadline`: the connection's statement deadline (sqlite-deadline.ts), needed to probe */
+  /**
+   * `statements`: the thread's cache, where the connection keeps its prepared statements;
+   * `setDeadline`: the connection's statement deadline (sqlite-deadline.ts), needed to probe
+   */
   constructor(
     readonly raw: Database.Database,
+    statements: StatementCache,
     private readonly setDeadline: ((ms: number) => void) | null = null,
-  ) {}
+  ) {
+    this.statements = statements.connection(raw);
+  }
+
+  /** Closes the connection; its statements leave the cache. */
+  close(): void {
+    this.statements.forget();
+    if (this.raw.open) this.raw.close();
+  }
 
   t(name: string): string {
     return quoteIdent(name);
@@ -148,13 +160,7 @@ export class SqliteDb implements Db {
   }
 
   private prepare(sql: string): Database.Statement {
-    let st = this.statements.get(sql);
-    if (!st) {
-      st = this.raw.prepare(sql);
-      if (this.statements.size >= CACHE_LIMIT) this.statements.clear();
-      this.statements.set(sql, st);
-    }
-    return st;
+    return this.statements.prepare(sql);
   }
 
   private exec(sql: string, params: readonly SqlParam[], mode: Mode, probe: InlineProbe | null): unknown {

@@ -1,5 +1,6 @@
 // The statement deadline of a SQLite connection: the native extension (native/sqlite-deadline.c,
-// built by sqlite-build.ts) interrupts a statement that runs past it.
+// built by sqlite-build.ts) interrupts a statement that runs past it. Loading it also keeps the
+// file's WAL and shared-memory index on disk when the file closes, so that a reopen finds them.
 import type Database from 'better-sqlite3';
 
 const ENTRY_POINT = 'sqlite3_sqlitedeadline_init';

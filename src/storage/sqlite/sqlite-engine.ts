@@ -6,7 +6,7 @@ import { mkdirSync, rmSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ColumnType, Db, Dialect, Engine } from '../engine.ts';
 import { quoteIdent, StoreMissing } from '../engine.ts';
-import { migrate } from '../migrate.ts';
+import { migrate, type Migration } from '../migrate.ts';
 import { platformMigrations, projectMigrations, type SchemaTypes } from '../schema.ts';
 import { SqliteDb } from './sqlite-db.ts';
 import { openConnection, projectFile } from './sqlite-connection.ts';
@@ -16,6 +16,8 @@ import { installDeadline } from './sqlite-deadline.ts';
 import { registerSqliteFunctions } from '../../policy-language/index.ts';
 import { sqliteDeadlineLibrary, sqliteWorkerScript } from './sqlite-build.ts';
 import { SqlitePolicyCompiler } from './sqlite-policy-compiler.ts';
+import { fileLimit, openProjectLimit } from './sqlite-open-limit.ts';
+import { MAIN_THREAD_STATEMENTS, StatementCache } from './sqlite-statement-cache.ts';
 
 const TYPES: SchemaTypes = { ts: 'TEXT', bool: 'INTEGER', bigint: 'INTEGER', serial: 'INTEGER PRIMARY KEY AUTOINCREMENT' };
 
@@ -49,7 +51,10 @@ export const sqliteDialect: Dialect = {
 
 export interface SqliteEngineOptions {
   dataDir: string;
-  /** How many project files stay open at once (per thread). */
+  /**
+   * SQLITE_OPEN_PROJECTS: project files the main thread keeps open, the least recently used closed
+   * beyond it; the workers share as many among them (default and bound: sqlite-open-limit.ts).
+   */
   maxOpenProjects?: number;
   /** Worker threads for statements over project tables (default 4). */
   workers?: number;
@@ -62,6 +67,25 @@ export interface SqliteEngineOptions {
 // the main thread never blocks on another connection's write lock (see sqlite-db.ts)
 const open = (file: string) => openConnection(file, { busyTimeoutMs: 0 });
 
+const PLATFORM_MIGRATIONS = platformMigrations(quoteIdent, TYPES);
+const PROJECT_MIGRATIONS = projectMigrations(quoteIdent, TYPES);
+
+/**
+ * Brings a file's schema up to date. How many migrations a file has is stamped in its header
+ * (`user_version`), so that opening an up-to-date file reads one header field: no write lock, no
+ * write. A file stamped 0 is new or older than the stamp: `migrate` applies what its own records
+ * lack, then the stamp is written in the same transaction. A stamp beyond the list is a file a
+ * newer release migrated: left as it is.
+ */
+async function migrateFile(db: SqliteDb, migrations: Migration[]): Promise<void> {
+  const stamp = await db.get<{ user_version: number }>('PRAGMA user_version');
+  if (stamp!.user_version >= migrations.length) return;
+  await db.tx(async (tx) => {
+    await migrate(tx, migrations);
+    await tx.run(`PRAGMA user_version = ${migrations.length}`);
+  });
+}
+
 export class SqliteEngine implements Engine {
   readonly kind = 'sqlite' as const;
   readonly dialect = sqliteDialect;
@@ -73,12 +97,15 @@ export class SqliteEngine implements Engine {
   private readonly workers: SqliteWorkerPool;
   private readonly inline = new InlineBudget();
   private readonly deadlineLibrary = sqliteDeadlineLibrary();
+  private readonly maxOpen: number;
+  private readonly statements = new StatementCache(MAIN_THREAD_STATEMENTS);
 
   private constructor(private readonly opts: SqliteEngineOptions) {
+    this.maxOpen = openProjectLimit(opts.maxOpenProjects, fileLimit());
     mkdirSync(opts.dataDir, { recursive: true });
     this.projectDir = join(opts.dataDir, 'projects');
     mkdirSync(this.projectDir, { recursive: true });
-    this.platform = new SqliteDb(open(join(opts.dataDir, 'platform.db')));
+    this.platform = new SqliteDb(open(join(opts.dataDir, 'platform.db')), this.statements);
     const workers = opts.workers ?? 4;
     const statementTimeoutMs = opts.statementTimeoutMs ?? 30000;
     this.workers = new SqliteWorkerPool({
@@ -86,7 +113,7 @@ export class SqliteEngine implements Engine {
       deadlineLibrary: this.deadlineLibrary,
       projectDir: this.projectDir,
       // the open files are shared out among the workers, so that they do not multiply them
-      maxConnections: Math.ceil((opts.maxOpenProjects ?? 256) / workers),
+      maxConnections: Math.ceil(this.maxOpen / workers),
       // a write waits for the lock at most as long as a statement may run (the busy handler
       // ignores interrupts)
       busyTimeoutMs: statementTimeoutMs || 5000,
@@ -98,7 +125,7 @@ export class SqliteEngine implements Engine {
 
   static async open(opts: SqliteEngineOptions): Promise<SqliteEngine> {
     const engine = new SqliteEngine(opts);
-    await migrate(engine.platform, platformMigrations(quoteIdent, TYPES));
+    await migrateFile(engine.platform, PLATFORM_MIGRATIONS);
     return engine;
   }
 
@@ -128,16 +155,20 @@ export class SqliteEngine implements Engine {
     // data statements are tried here first (sqlite-hybrid-db.ts): functions and deadline as in a worker
     const raw = open(file);
     registerSqliteFunctions(raw);
-    const db = new SqliteDb(raw, installDeadline(raw, this.deadlineLibrary));
-    await migrate(db, projectMigrations(quoteIdent, TYPES));
+    const db = new SqliteDb(raw, this.statements, installDeadline(raw, this.deadlineLibrary));
+    try {
+      await migrateFile(db, PROJECT_MIGRATIONS);
+    } catch (err) {
+      db.close(); // not kept: the next request opens it afresh
+      throw err;
+    }
     this.projects.set(projectId, db);
     // Close the least recently used files beyond the limit, never one inside an open transaction.
-    const max = this.opts.maxOpenProjects ?? 256;
     for (const [id, conn] of this.projects) {
-      if (this.projects.size <= max) break;
+      if (this.projects.size <= this.maxOpen) break;
       if (conn.busy || id === projectId) continue;
       this.projects.delete(id);
-      conn.raw.close();
+      conn.close();
     }
     return db;
   }
@@ -159,7 +190,7 @@ export class SqliteEngine implements Engine {
     const conn = this.projects.get(projectId);
     if (conn) {
       this.projects.delete(projectId);
-      conn.raw.close();
+      conn.close();
     }
     this.workers.closeProject(projectId);
     const file = this.file(projectId);
@@ -175,6 +206,11 @@ export class SqliteEngine implements Engine {
     }
   }
 
+  /** Project files the main thread has open (tests: the limit holds). */
+  get openProjects(): number {
+    return this.projects.size;
+  }
+
   /** Worker threads started so far (tests: a statement past its deadline must not cost a worker). */
   get workersStarted(): number {
     return this.workers.started;
@@ -182,8 +218,8 @@ export class SqliteEngine implements Engine {
 
   async close(): Promise<void> {
     await this.workers.close();
-    for (const conn of this.projects.values()) conn.raw.close();
+    for (const conn of this.projects.values()) conn.close();
     this.projects.clear();
-    if (this.platform.raw.open) this.platform.raw.close();
+    this.platform.close();
   }
 }

@@ -1,8 +1,9 @@
 // A worker thread that runs SQL against project files for the main thread, so that a slow
 // statement (a full scan, a large bulk insert) never blocks the event loop that serves every other
 // project. Each worker keeps its own connections (least recently used ones closed beyond a limit,
-// each with a small page cache: every worker has its own) and bounds every statement with the
-// native deadline (sqlite-deadline.ts).
+// each with a small page cache: every worker has its own), their prepared statements under one
+// bound (sqlite-statement-cache.ts), and bounds every statement with the native deadline
+// (sqlite-deadline.ts).
 import { parentPort, workerData } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
 import type { RowTally } from '../engine.ts';
@@ -11,21 +12,22 @@ import { openConnection, projectFile } from './sqlite-connection.ts';
 import { installDeadline } from './sqlite-deadline.ts';
 import { tallyRows } from './sqlite-tally.ts';
 import { registerSqliteFunctions } from '../../policy-language/index.ts';
+import { StatementCache, WORKER_STATEMENTS, type ConnectionStatements } from './sqlite-statement-cache.ts';
 
-const STATEMENT_CACHE = 200;
 // KiB of page cache per connection (SQLite's default is 2 MiB): workers multiply connections
 const CACHE_KIB = 512;
 
 interface Conn {
   db: Database.Database;
   setDeadline: (ms: number) => void;
-  statements: Map<string, Database.Statement>;
+  statements: ConnectionStatements;
   /** the project was deleted during a transaction: close once it ends, never reopen meanwhile */
   closing: boolean;
 }
 
 const setup = workerData as WorkerSetup;
 const conns = new Map<string, Conn>();
+const statements = new StatementCache(WORKER_STATEMENTS);
 
 function conn(projectId: string): Conn {
   let c = conns.get(projectId);
@@ -37,29 +39,24 @@ function conn(projectId: string): Conn {
   const db = openConnection(projectFile(setup.projectDir, projectId), { mustExist: true, busyTimeoutMs: setup.busyTimeoutMs });
   db.pragma(`cache_size = -${CACHE_KIB}`);
   registerSqliteFunctions(db);
-  c = { db, setDeadline: installDeadline(db, setup.deadlineLibrary), statements: new Map(), closing: false };
+  c = { db, setDeadline: installDeadline(db, setup.deadlineLibrary), statements: statements.connection(db), closing: false };
   conns.set(projectId, c);
   for (const [id, old] of conns) {
     if (conns.size <= setup.maxConnections) break;
     if (old.db.inTransaction) continue;
     conns.delete(id);
-    old.db.close();
+    closeConn(old);
   }
   return c;
 }
 
-function prepare(c: Conn, sql: string): Database.Statement {
-  let st = c.statements.get(sql);
-  if (!st) {
-    st = c.db.prepare(sql);
-    if (c.statements.size >= STATEMENT_CACHE) c.statements.clear();
-    c.statements.set(sql, st);
-  }
-  return st;
+function closeConn(c: Conn): void {
+  c.statements.forget();
+  c.db.close();
 }
 
 function query(c: Conn, m: Extract<ToWorker, { t: 'q' }>): unknown {
-  const st = prepare(c, m.sql);
+  const st = c.statements.prepare(m.sql);
   c.setDeadline(m.timeoutMs);
   try {
     if (m.mode === 'run') return { changes: st.reader ? st.all(...m.params).length : st.run(...m.params).changes };
@@ -75,7 +72,7 @@ function query(c: Conn, m: Extract<ToWorker, { t: 'q' }>): unknown {
 
 /** Db.tally, its rows read under the statement's deadline */
 function tally(c: Conn, m: Extract<ToWorker, { t: 'tally' }>): RowTally {
-  const st = prepare(c, m.sql);
+  const st = c.statements.prepare(m.sql);
   c.setDeadline(m.timeoutMs);
   try {
     return tallyRows(st.iterate(...m.params) as Iterable<Record<string, unknown>>, m.keep, m.zero);
@@ -92,7 +89,7 @@ function close(projectId: string): void {
     return;
   }
   conns.delete(projectId);
-  c.db.close();
+  closeConn(c);
 }
 
 function begin(c: Conn, timeoutMs: number): void {

@@ -1,0 +1,178 @@
+// Opening project files on the embedded engine: an up-to-date file opens without a write (its
+// schema version is the `user_version` in its header), an older one is migrated and stamped, a
+// closed one keeps its WAL and index for the next open; the open files are bounded by a setting
+// that the file descriptors bound in turn.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { SqliteEngine, type SqliteEngineOptions } from '../../src/storage/sqlite/sqlite-engine.ts';
+import { quoteIdent } from '../../src/storage/engine.ts';
+import { projectMigrations } from '../../src/storage/schema.ts';
+import { DEFAULT_OPEN_PROJECTS, FDS_PER_PROJECT, fileLimit, openProjectLimit } from '../../src/storage/sqlite/sqlite-open-limit.ts';
+import { openTestEngine } from '../support/app.ts';
+
+const PROJECT = 'openproject';
+const SCHEMA_VERSION = projectMigrations(quoteIdent, { ts: '', bool: '', bigint: '', serial: '' }).length;
+
+/** A data directory holding one project, created and closed (its WAL checkpointed into the file). */
+async function withProject(fn: (dir: string, file: string) => Promise<void>): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'bp-open-'));
+  try {
+    const engine = await SqliteEngine.open({ dataDir: dir });
+    await engine.createProjectStore(PROJECT);
+    await engine.close();
+    await fn(dir, join(dir, 'projects', `${PROJECT}.db`));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function withEngine<T>(opts: SqliteEngineOptions, fn: (engine: SqliteEngine) => Promise<T>): Promise<T> {
+  const engine = await SqliteEngine.open(opts);
+  try {
+    return await fn(engine);
+  } finally {
+    await engine.close();
+  }
+}
+
+/** Runs `fn` on a plain connection to `file`, closed after. */
+function onFile<T>(file: string, fn: (db: Database.Database) => T): T {
+  const db = new Database(file);
+  try {
+    return fn(db);
+  } finally {
+    db.close();
+  }
+}
+
+const digest = (file: string) => createHash('sha256').update(readFileSync(file)).digest('hex');
+const walBytes = (file: string) => (existsSync(`${file}-wal`) ? statSync(`${file}-wal`).size : 0);
+
+test('[sqlite] opening an up-to-date project file takes no write lock and writes nothing', async () => {
+  await withProject(async (dir, file) => {
+    const before = digest(file);
+    // another connection holds the project's write lock (a long write in progress)
+    const writer = new Database(file);
+    writer.exec('BEGIN IMMEDIATE');
+    try {
+      await withEngine({ dataDir: dir }, async (engine) => {
+        const t0 = performance.now();
+        const db = await engine.project(PROJECT);
+        assert.ok(await db.get(`SELECT version FROM ${db.t('_bp_meta')}`));
+        // a write transaction would wait for the lock (up to 5 s) and then fail
+        assert.ok(performance.now() - t0 < 1000, `the open took ${performance.now() - t0} ms`);
+        assert.equal(walBytes(file), 0);
+      });
+    } finally {
+      writer.exec('ROLLBACK');
+      writer.close();
+    }
+    assert.equal(digest(file), before);
+  });
+});
+
+test('[sqlite] a project file at an older schema version is migrated when opened, and stamped', async () => {
+  await withProject(async (dir, file) => {
+    // the file as the release before the last migration left it
+    onFile(file, (db) => {
+      db.exec(`DROP TABLE "_bp_meta"; DELETE FROM "_bp_migrations" WHERE name = '0007_schema_version'`);
+      db.pragma(`user_version = ${SCHEMA_VERSION - 1}`);
+    });
+    await withEngine({ dataDir: dir }, async (engine) => {
+      const db = await engine.project(PROJECT);
+      assert.deepEqual(await db.get(`SELECT version FROM ${db.t('_bp_meta')}`), { version: 1 });
+    });
+    assert.equal(onFile(file, (db) => db.pragma('user_version', { simple: true })), SCHEMA_VERSION);
+  });
+});
+
+test('[sqlite] a project file from before the stamp (user_version 0) is stamped without running a migration again', async () => {
+  await withProject(async (dir, file) => {
+    const applied = () => onFile(file, (db) => db.prepare('SELECT name, applied_at FROM "_bp_migrations" ORDER BY name').all());
+    const records = applied();
+    assert.equal(records.length, SCHEMA_VERSION);
+    onFile(file, (db) => db.pragma('user_version = 0'));
+    await withEngine({ dataDir: dir }, (engine) => engine.project(PROJECT));
+    assert.equal(onFile(file, (db) => db.pragma('user_version', { simple: true })), SCHEMA_VERSION);
+    assert.deepEqual(applied(), records);
+  });
+});
+
+test('[sqlite] a closed project file keeps its WAL (emptied) and index, so that reopening creates no file; deleting the project removes them', async () => {
+  await withProject(async (dir, file) => {
+    const kept = (when: string) => {
+      for (const suffix of ['-wal', '-shm']) assert.ok(existsSync(file + suffix), `${suffix} kept ${when}`);
+      assert.equal(walBytes(file), 0, `the WAL was checkpointed and emptied ${when}`);
+    };
+    const write = async (engine: SqliteEngine, v: number) => (await engine.data(PROJECT)).run('INSERT INTO t (v) VALUES (?)', [v]);
+    await withEngine({ dataDir: dir }, async (engine) => {
+      await (await engine.project(PROJECT)).run('CREATE TABLE t (v INTEGER)');
+      await write(engine, 1);
+    });
+    kept('when the engine closed');
+    await withEngine({ dataDir: dir, maxOpenProjects: 1 }, async (engine) => {
+      await write(engine, 2);
+      await engine.createProjectStore('otherproject');
+      kept('when the file was the least recently used beyond the limit');
+      const db = await engine.project(PROJECT);
+      assert.deepEqual(await db.all('SELECT v FROM t ORDER BY v'), [{ v: 1 }, { v: 2 }]);
+      await engine.dropProjectStore(PROJECT);
+    });
+    for (const suffix of ['', '-wal', '-shm']) assert.equal(existsSync(file + suffix), false, `${suffix} removed`);
+  });
+});
+
+// about 30 ms: past the main thread's allowance, so it runs again in a worker
+const SLOW_SUM = 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 300000) SELECT (SELECT count(*) FROM c) AS steps, (SELECT sum(v) FROM t) AS total';
+
+test('[sqlite] SQLITE_OPEN_PROJECTS bounds the open project files; closed ones reopen with their data, on the main thread and in the workers', async () => {
+  const { engine, cleanup } = await openTestEngine('sqlite', { SQLITE_OPEN_PROJECTS: '2', SQLITE_WORKERS: '2' });
+  const sqlite = engine as SqliteEngine;
+  try {
+    const ids = ['p1aaaa', 'p2bbbb', 'p3cccc', 'p4dddd', 'p5eeee'];
+    for (const [i, id] of ids.entries()) {
+      await engine.createProjectStore(id);
+      await (await engine.project(id)).run('CREATE TABLE t (id INTEGER PRIMARY KEY, v INTEGER)');
+      const data = await engine.data(id);
+      for (let v = 1; v <= i + 1; v++) await data.run('INSERT INTO t (v) VALUES (?)', [v * 10]);
+    }
+    assert.equal(sqlite.openProjects, 2);
+    for (const round of [0, 1]) {
+      for (const [i, id] of ids.entries()) {
+        const expected = (10 * (i + 1) * (i + 2)) / 2;
+        const data = await engine.data(id);
+        assert.deepEqual(await data.get('SELECT sum(v) AS total FROM t'), { total: expected }, `${id}, round ${round}`);
+        assert.deepEqual(await data.get(SLOW_SUM), { steps: 300000, total: expected }, `${id} in a worker, round ${round}`);
+        assert.ok(sqlite.openProjects <= 2);
+      }
+    }
+    assert.ok(sqlite.workersStarted > 0, 'the slow statements ran in workers');
+  } finally {
+    await engine.close();
+    await cleanup();
+  }
+});
+
+test('[sqlite] the default open-file limit is lowered to what the file descriptors allow; a larger requested one is refused', () => {
+  assert.equal(openProjectLimit(undefined, null), DEFAULT_OPEN_PROJECTS);
+  assert.equal(openProjectLimit(undefined, 1048576), DEFAULT_OPEN_PROJECTS);
+  assert.equal(openProjectLimit(undefined, 4096), Math.floor((4096 * 0.75) / FDS_PER_PROJECT));
+  assert.equal(openProjectLimit(5000, 1048576), 5000);
+  assert.equal(openProjectLimit(5000, null), 5000);
+  assert.throws(() => openProjectLimit(1000, 4096), /^Error: SQLITE_OPEN_PROJECTS=1000 may need 5000 file descriptors \(5 per open project\), more than 75% of this process's limit of 4096 \(ulimit -n\): set it to 614 at most, or raise the limit$/);
+});
+
+test('[sqlite] an open-file limit beyond the process file limit is refused when the engine opens', { skip: fileLimit() === null && 'the file limit is unknown here' }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'bp-open-'));
+  try {
+    const tooMany = Math.floor(fileLimit()! / FDS_PER_PROJECT) + 1;
+    await assert.rejects(SqliteEngine.open({ dataDir: dir, maxOpenProjects: tooMany }), new RegExp(`^Error: SQLITE_OPEN_PROJECTS=${tooMany} may need`));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
