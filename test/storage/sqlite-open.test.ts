@@ -138,14 +138,14 @@ test('[sqlite] SQLITE_OPEN_PROJECTS bounds the open project files; closed ones r
     for (const [i, id] of ids.entries()) {
       await engine.createProjectStore(id);
       await (await engine.project(id)).run('CREATE TABLE t (id INTEGER PRIMARY KEY, v INTEGER)');
-      const data = await engine.data(id);
+      const data = await engine.data(id, 0);
       for (let v = 1; v <= i + 1; v++) await data.run('INSERT INTO t (v) VALUES (?)', [v * 10]);
     }
     assert.equal(sqlite.openProjects, 2);
     for (const round of [0, 1]) {
       for (const [i, id] of ids.entries()) {
         const expected = (10 * (i + 1) * (i + 2)) / 2;
-        const data = await engine.data(id);
+        const data = await engine.data(id, 0);
         assert.deepEqual(await data.get('SELECT sum(v) AS total FROM t'), { total: expected }, `${id}, round ${round}`);
         assert.deepEqual(await data.get(SLOW_SUM), { steps: 300000, total: expected }, `${id} in a worker, round ${round}`);
         assert.ok(sqlite.openProjects <= 2);
