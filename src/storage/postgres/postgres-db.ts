@@ -178,8 +178,9 @@ export class PgDb implements Db {
 
   private async query(sql: string, params: readonly SqlParam[]): Promise<pg.QueryResult> {
     const text = numberedParams(sql);
-    // statements without parameters (DDL, BEGIN, COMMIT) cannot or need not be prepared
-    const opts = { name: params.length > 0 ? statementName(text, this.version) : undefined };
+    // statements without parameters (DDL, BEGIN, COMMIT) cannot or need not be prepared; nor, for
+    // now, those of a transaction, which may change and roll back the tables they name
+    const opts = { name: params.length > 0 && !this.lease ? statementName(text, this.version) : undefined };
     if (this.lease) return this.lease.query(text, params, opts);
     const lease = await Lease.acquire(this.pool);
     try {
