@@ -7,6 +7,9 @@ export type { Logger };
 // request line cost the hot path a sixth of its time.
 const FLUSH_EVERY_MS = 200;
 const BATCH_BYTES = 8 * 1024;
+// a standard output that stops draining (a stuck log collector) costs at most this much memory;
+// lines beyond it are dropped rather than let a flood of requests grow the buffer without end
+const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
 
 /**
  * `stream` absent: standard output, written asynchronously in batches (at most FLUSH_EVERY_MS late),
@@ -25,7 +28,7 @@ export function createLogger(level: string, stream?: { write(line: string): void
 }
 
 function batchedStdout() {
-  const dest = pino.destination({ dest: 1, sync: false, minLength: BATCH_BYTES });
+  const dest = pino.destination({ dest: 1, sync: false, minLength: BATCH_BYTES, maxLength: MAX_BUFFERED_BYTES });
   setInterval(() => {
     try {
       dest.flush();

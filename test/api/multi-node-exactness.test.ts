@@ -5,24 +5,11 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestDatabase, testEngines, type TestDatabase } from '../support/postgres.ts';
-import { startServer, type ServerProcess } from '../support/server-process.ts';
+import { startServer, type ServerProcess, callServer } from '../support/server-process.ts';
 
 const { engines, skipReason } = await testEngines();
 
-interface Res {
-  status: number;
-  body: any;
-}
-
-async function call(base: string, method: string, path: string, opts: { token?: string; key?: string; user?: string; body?: unknown } = {}): Promise<Res> {
-  const headers: Record<string, string> = {};
-  if (opts.token ?? opts.key) headers.authorization = `Bearer ${opts.token ?? opts.key}`;
-  if (opts.user) headers['x-user-token'] = opts.user;
-  if (opts.body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(base + path, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body) });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : null };
-}
+const call = callServer;
 
 if (engines.includes('postgres')) {
   describe('[postgres] every change through node A is in effect on node B at once', () => {
@@ -37,7 +24,7 @@ if (engines.includes('postgres')) {
     let bob: { id: number; token: string };
     const a = (method: string, path: string, body?: unknown) => call(A.base, method, path, { token: owner, body });
     const readOnB = (user?: string, path = 'notes?select=body&order=id') => call(B.base, 'GET', `/${pid}/rest/${path}`, { key, user });
-    const bodies = (res: Res) => res.body.map((r: { body: string }) => r.body);
+    const bodies = (res: { body: any }) => res.body.map((r: { body: string }) => r.body);
 
     async function endUser(email: string) {
       const res = await call(A.base, 'POST', `/${pid}/auth/register`, { body: { email, password: 'end user password' } });

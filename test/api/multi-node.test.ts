@@ -5,18 +5,11 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { buildDist } from '../../src/bundles.ts';
 import { createTestDatabase, testEngines, type TestDatabase } from '../support/postgres.ts';
-import { startServer, type ServerProcess } from '../support/server-process.ts';
+import { startServer, type ServerProcess, callServer } from '../support/server-process.ts';
 
 const { engines, skipReason } = await testEngines();
 
-async function call(base: string, method: string, path: string, opts: { token?: string; body?: unknown; headers?: Record<string, string> } = {}) {
-  const headers: Record<string, string> = { ...(opts.headers ?? {}) };
-  if (opts.token) headers.authorization = `Bearer ${opts.token}`;
-  if (opts.body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(base + path, { method, headers, body: opts.body !== undefined ? JSON.stringify(opts.body) : undefined });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : null };
-}
+const call = callServer;
 
 if (engines.includes('postgres')) {
   describe('two server processes on one PostgreSQL', () => {

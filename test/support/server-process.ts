@@ -76,3 +76,19 @@ export async function runUntilExit(env: Record<string, string>, timeoutMs: numbe
   clearTimeout(timer);
   return { code, stdout, stderr, ms: Date.now() - started, killed };
 }
+
+/** One JSON request to a server process: `token` (or `key`) as the bearer, `user` as X-User-Token. */
+export async function callServer(
+  base: string,
+  method: string,
+  path: string,
+  opts: { token?: string; key?: string; user?: string; body?: unknown; headers?: Record<string, string> } = {},
+): Promise<{ status: number; body: any }> {
+  const headers: Record<string, string> = { ...(opts.headers ?? {}) };
+  if (opts.token ?? opts.key) headers.authorization = `Bearer ${opts.token ?? opts.key}`;
+  if (opts.user) headers['x-user-token'] = opts.user;
+  if (opts.body !== undefined) headers['content-type'] = 'application/json';
+  const res = await fetch(base + path, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body) });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : null };
+}
