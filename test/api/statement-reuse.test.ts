@@ -1,6 +1,7 @@
 // Statements are reused across requests (on PostgreSQL, named prepared statements per connection):
 // whatever a table becomes under the same name, the next request reads and writes it as it is now,
-// and a project's many different statements all run, however many a connection has prepared.
+// a table altered in a transaction that rolled back is written as it is now, and a project's many
+// different statements all run, however many a connection has prepared.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { describeEngines } from '../support/app.ts';
@@ -33,6 +34,22 @@ await describeEngines('statement reuse', (ctx) => {
       assert.deepEqual(all.body[0], { v: 7, n: true });
       assert.equal((await d.rest('POST', 'things', { body: { v: 100 + i, n: false }, headers: { prefer: 'return=minimal' } })).status, 201);
     }
+  });
+
+  test('a column added, rolled back and added again with another type is written with its new type', async () => {
+    const t = ctx();
+    const d = await dataPlane(t);
+    const table = await d.createTable('things', [{ name: 'v', type: 'text' }]);
+    await d.rest('POST', 'things', { body: [{ v: 'a' }, { v: 'b' }] });
+    const alter = (body: unknown) => t.req('PATCH', `/projects/${d.pid}/tables/${table.id}`, { token: d.owner, body });
+    // several times, so that every pooled connection meets the rolled-back column
+    for (let i = 0; i < 6; i++) {
+      const clash = await alter({ add_columns: [{ name: 'n', type: 'integer', default: 5, unique: true }] });
+      assert.equal(clash.status, 409, JSON.stringify(clash.body));
+    }
+    const added = await alter({ add_columns: [{ name: 'n', type: 'text', default: 'same' }] });
+    assert.equal(added.status, 200, JSON.stringify(added.body));
+    assert.deepEqual((await d.rest('GET', 'things?select=v,n&order=v')).body, [{ v: 'a', n: 'same' }, { v: 'b', n: 'same' }]);
   });
 
   test('hundreds of different statements of one project all answer', async () => {

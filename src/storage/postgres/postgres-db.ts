@@ -114,6 +114,9 @@ export function watchPool(pool: pg.Pool): void {
  * instead of handing it to the next request.
  */
 class Lease {
+  /** A statement without parameters (DDL) ran in this lease's transaction: see PgDb.query. */
+  schemaTouched = false;
+
   private constructor(private readonly client: pg.PoolClient) {}
 
   /** Any failure to get a connection (refused, timed out, unknown database, no free client in time) means the database is unavailable. */
@@ -163,7 +166,9 @@ export class PgDb implements Db {
   /**
    * Inside a transaction every statement runs on `lease`; outside, each one checks a client out of
    * `pool`. `version`: the project's schema version the statements over its own tables are
-   * prepared under (null: statements over the platform's tables, whose types never change).
+   * prepared under (null: statements over the platform's and a project's `_bp_` tables, whose
+   * types never change; the one statement such a Db runs over a project's own table, an alter's
+   * backfill, follows the alter's DDL and so is not prepared).
    */
   constructor(
     private readonly pool: pg.Pool,
@@ -178,9 +183,8 @@ export class PgDb implements Db {
 
   private async query(sql: string, params: readonly SqlParam[]): Promise<pg.QueryResult> {
     const text = numberedParams(sql);
-    // statements without parameters (DDL, BEGIN, COMMIT) cannot or need not be prepared; nor, for
-    // now, those of a transaction, which may change and roll back the tables they name
-    const opts = { name: params.length > 0 && !this.lease ? statementName(text, this.version) : undefined };
+    if (this.lease && params.length === 0) this.lease.schemaTouched = true;
+    const opts = { name: this.prepares(params, this.lease) ? statementName(text, this.version) : undefined };
     if (this.lease) return this.lease.query(text, params, opts);
     const lease = await Lease.acquire(this.pool);
     try {
@@ -188,6 +192,16 @@ export class PgDb implements Db {
     } finally {
       lease.release();
     }
+  }
+
+  /**
+   * Statements without parameters (DDL, BEGIN, COMMIT) cannot or need not be prepared. Nor can those
+   * that follow one in a transaction: a table altered there (and maybe rolled back) may have other
+   * types than the version the statement would be named under, and a statement prepared against it
+   * would keep them (a column re-added as text after a rolled-back integer one got bigint params).
+   */
+  private prepares(params: readonly SqlParam[], lease: Lease | null): boolean {
+    return params.length > 0 && !lease?.schemaTouched;
   }
 
   async all<T>(sql: string, params: readonly SqlParam[] = []): Promise<T[]> {
