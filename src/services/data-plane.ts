@@ -1,16 +1,19 @@
 // Who is calling the data plane (the REST passthrough, a function invocation), in one statement
 // per request: the API key, the end user behind the optional token, and the project's schema
 // version, read together so that a read costs one round trip before its data statement. None of it
-// is cached: a revoked or expired key, a logout, a deleted user or a role change act on the very
-// next request, on every node. Only the existence of projects is remembered, and a project deleted
-// since (maybe through another node) shows as a missing store on its first statement.
-import type { Engine } from '../storage/engine.ts';
+// is trusted from memory: a revoked or expired key, a logout, a deleted user or a role change act on
+// the very next request, on every node. What is remembered is only a guess (CallerGuess): the caller
+// the same credentials resolved to last time, which a read may assume provided that its own
+// statement checks it (the guard) and is run again the long way when the check fails. The existence
+// of projects is remembered too, and a project deleted since (maybe through another node) shows as a
+// missing store on its first statement.
+import type { Engine, SqlParam } from '../storage/engine.ts';
 import { StoreMissing } from '../storage/engine.ts';
 import type { Clock } from '../lib/clock.ts';
 import { hashToken, isTokenShaped } from '../lib/tokens.ts';
 import { unauthorized } from '../errors.ts';
 import type { ProjectService } from './projects.ts';
-import type { KeyCaller, KeyCheck, KeyService } from './keys.ts';
+import { LAST_USED_RESOLUTION_MS, type KeyCaller, type KeyCheck, type KeyService } from './keys.ts';
 import { authOf, toUser, type AuthContext, type EndUser } from './end-users.ts';
 
 export interface DataPlaneCaller {
@@ -32,15 +35,43 @@ interface CallerRow extends Omit<KeyCheck, 'id'> {
   created_at: string | null;
 }
 
+/**
+ * The caller some credentials resolved to, and the SQL condition (over the project's store, in the
+ * same statement as the data it guards) that holds exactly when resolving them now would give the
+ * same caller at the same schema version, with nothing to write (the key's last use is recent).
+ * `confirmed` is set by whoever ran the guard and saw it hold.
+ */
+export interface CallerGuess {
+  caller: DataPlaneCaller;
+  guard: { sql: string; params: SqlParam[] };
+  confirmed: boolean;
+}
+
+/** A guard that did not hold: the request is answered the long way (resolve, then the data). */
+export class StaleGuess extends Error {}
+
+/** What a guess remembers: the caller, and the rows it was read from. */
+interface Resolved {
+  caller: DataPlaneCaller;
+  keyId: string;
+  permissions: string;
+}
+
 const KNOWN_PROJECTS = 10000;
+const GUESSES = 10000;
 // no token hash equals this: an anonymous caller's session join finds nothing
 const NO_SESSION = '-';
+
+const sessionOf = (userToken: string | undefined) => (userToken !== undefined && isTokenShaped(userToken) ? hashToken(userToken) : NO_SESSION);
+const guessKey = (projectId: string, c: { keyHash: string; session: string }) => `${projectId} ${c.keyHash} ${c.session}`;
 
 const invalidKey = () => unauthorized('invalid_api_key', 'The API key is unknown, revoked or expired.');
 
 export class DataPlaneService {
   /** projects seen to exist, least recently used first */
   private readonly known = new Map<string, true>();
+  /** the last caller of each credentials (project, key hash, session hash), least recently used first */
+  private readonly guesses = new Map<string, Resolved>();
 
   constructor(
     private readonly engine: Engine,
@@ -54,9 +85,9 @@ export class DataPlaneService {
     if (apiKey === undefined) throw unauthorized('missing_api_key', 'A project API key is required (Authorization: Bearer <key>).');
     if (!isTokenShaped(apiKey) || !(await this.exists(projectId))) throw invalidKey();
     const now = this.clock.now();
+    const credentials = { keyHash: hashToken(apiKey), session: sessionOf(userToken) };
     try {
       const db = await this.engine.project(projectId);
-      const session = userToken !== undefined && isTokenShaped(userToken) ? hashToken(userToken) : NO_SESSION;
       const row = (await db.get<CallerRow>(
         `SELECT (SELECT version FROM ${db.t('_bp_meta')} WHERE id = 1) AS version,
            k.id AS key_id, k.permissions, k.expires_at, k.last_used_at,
@@ -65,16 +96,51 @@ export class DataPlaneService {
          LEFT JOIN ${db.t('_bp_keys')} k ON k.key_hash = ?
          LEFT JOIN ${db.t('_bp_user_sessions')} s ON s.token_hash = ? AND s.expires_at > ?
          LEFT JOIN ${db.t('_bp_users')} u ON u.id = s.user_id`,
-        [hashToken(apiKey), session, now.toISOString()],
+        [credentials.keyHash, credentials.session, now.toISOString()],
       ))!;
       const key = await this.keys.accept(db, row.key_id === null ? null : { ...row, id: row.key_id }, now);
       const user = row.user_id === null ? null : toUser({ ...row, id: row.user_id, email: row.email!, created_at: row.created_at!, email_verified: row.email_verified! });
-      return { key, user, auth: user && authOf(user), version: Number(row.version) };
+      const caller = { key, user, auth: user && authOf(user), version: Number(row.version) };
+      // a token that names no session is not remembered: its guard would have to prove an absence
+      if (credentials.session === NO_SESSION || user) this.remember(guessKey(projectId, credentials), { caller, keyId: row.key_id!, permissions: row.permissions });
+      return caller;
     } catch (err) {
       if (!(err instanceof StoreMissing)) throw err;
       this.known.delete(projectId);
       throw invalidKey();
     }
+  }
+
+  /** The caller these credentials resolved to last time, with the guard that checks it now; null: none remembered. */
+  async guess(projectId: string, apiKey: string | undefined, userToken: string | undefined): Promise<CallerGuess | null> {
+    if (apiKey === undefined || !isTokenShaped(apiKey)) return null;
+    const credentials = { keyHash: hashToken(apiKey), session: sessionOf(userToken) };
+    const seen = this.guesses.get(guessKey(projectId, credentials));
+    if (!seen) return null;
+    const db = await this.engine.project(projectId).catch((err) => (err instanceof StoreMissing ? null : Promise.reject(err)));
+    if (!db) return null;
+    const now = this.clock.now();
+    const { caller } = seen;
+    const sql = [
+      `(SELECT version FROM ${db.t('_bp_meta')} WHERE id = 1) = ?`,
+      `EXISTS (SELECT 1 FROM ${db.t('_bp_keys')} k WHERE k.key_hash = ? AND k.id = ? AND k.permissions = ?
+         AND (k.expires_at IS NULL OR k.expires_at > ?) AND k.last_used_at >= ?)`,
+    ];
+    const params: SqlParam[] = [caller.version, credentials.keyHash, seen.keyId, seen.permissions, now.toISOString(), new Date(now.getTime() - LAST_USED_RESOLUTION_MS).toISOString()];
+    const user = caller.auth;
+    if (user) {
+      sql.push(`EXISTS (SELECT 1 FROM ${db.t('_bp_user_sessions')} s JOIN ${db.t('_bp_users')} u ON u.id = s.user_id
+         WHERE s.token_hash = ? AND s.expires_at > ? AND u.id = ? AND u.email = ? AND ${user.role === null ? 'u.role IS NULL' : 'u.role = ?'}
+         AND CASE WHEN u.email_verified THEN 1 ELSE 0 END = ?)`);
+      params.push(credentials.session, now.toISOString(), user.id, user.email, ...(user.role === null ? [] : [user.role]), user.email_verified ? 1 : 0);
+    }
+    return { caller, guard: { sql: sql.join(' AND '), params }, confirmed: false };
+  }
+
+  private remember(key: string, resolved: Resolved): void {
+    this.guesses.delete(key);
+    this.guesses.set(key, resolved);
+    if (this.guesses.size > GUESSES) this.guesses.delete(this.guesses.keys().next().value!);
   }
 
   private async exists(projectId: string): Promise<boolean> {

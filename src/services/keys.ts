@@ -39,7 +39,7 @@ interface KeyRow {
   last_used_at: string | null;
 }
 
-const LAST_USED_RESOLUTION_MS = 60_000;
+export const LAST_USED_RESOLUTION_MS = 60_000;
 
 function toKey(r: KeyRow): ApiKey {
   return {

@@ -23,6 +23,8 @@ import { compileFilter, type Sql } from './filter-sql.ts';
 import { checkObject, completeForReplace, inputOptions, invalidValue, parseBodyRows, type RowValues } from './row-input.ts';
 import { Scope, rlsViolation, type Operation, type Returning, type Written } from './scope.ts';
 import { Inserter, type InsertRequest } from './insert.ts';
+import { guardedRead } from './guarded-read.ts';
+import { StaleGuess, type CallerGuess } from '../data-plane.ts';
 import { maxShownRows, tally, tooManyRows } from './tally.ts';
 
 export type { Operation };
@@ -41,6 +43,8 @@ export interface RestRequest {
   auth: AuthContext | null;
   /** the project's schema version, read with the credentials; absent: read now (project-schema.ts) */
   version?: number;
+  /** a read that assumes the caller and version above: its statement checks them (data-plane.ts) */
+  guess?: CallerGuess;
 }
 
 export interface RestResponse {
@@ -106,11 +110,13 @@ export class RowService {
       rowId = Number(r.rowId);
     }
     if (r.method !== 'GET' && r.method !== 'HEAD') this.refuseBlindReads(r, q, rowId, single);
+    // a guessed caller reads in one statement; a write, or a read of two (a count), is not guessed
+    if (r.guess && (r.method !== 'GET' && r.method !== 'HEAD' || prefer.count === 'exact')) throw new StaleGuess();
     try {
       switch (r.method) {
         case 'GET':
         case 'HEAD':
-          return rowId !== null ? await this.getOne(scope, q, rowId) : await this.list(scope, q, prefer, r.range, single);
+          return rowId !== null ? await this.getOne(scope, q, rowId, r.guess) : await this.list(scope, q, prefer, r.range, single, r.guess);
         case 'POST':
           if (rowId !== null) throw new AppError(405, 'method_not_allowed', 'POST is not allowed on a single row.');
           return await this.insert(scope, q, prefer, r, single);
@@ -154,15 +160,15 @@ export class RowService {
     return q.filter ? compileFilter(q.filter, scope.types, this.engine.dialect) : null;
   }
 
-  private async list(scope: Scope, q: ParsedQuery, prefer: Prefer, rangeHeader: string | undefined, single: boolean): Promise<RestResponse> {
+  private async list(scope: Scope, q: ParsedQuery, prefer: Prefer, rangeHeader: string | undefined, single: boolean, guess?: CallerGuess): Promise<RestResponse> {
     const { limit, offset } = resolveRange({ limit: q.limit, offset: q.offset, rangeHeader, maxRows: this.maxRows });
     const w = where([this.filterSql(scope, q), scope.policy('SELECT')]);
     const p = scope.projection(q.select);
-    const raw = await scope.db.all<Record<string, unknown>>(`SELECT ${p.sql} FROM ${scope.t}${w.sql}${this.orderSql(scope, q)} LIMIT ? OFFSET ?`, [
-      ...w.params,
-      limit,
-      offset,
-    ]);
+    const order = this.orderSql(scope, q);
+    const rest = { sql: ` FROM ${scope.t}${w.sql}${order} LIMIT ? OFFSET ?`, params: [...w.params, limit, offset] };
+    const raw = guess
+      ? await guardedRead(scope.db, guess, p.sql, rest, order)
+      : await scope.db.all<Record<string, unknown>>(`SELECT ${p.sql}${rest.sql}`, rest.params);
     const rows = raw.map((x) => scope.decode(x, p.items));
     let total: number | null = null;
     if (prefer.count === 'exact') {
@@ -178,10 +184,11 @@ export class RowService {
     return { status: 200, body: rows, headers };
   }
 
-  private async getOne(scope: Scope, q: ParsedQuery, id: number): Promise<RestResponse> {
+  private async getOne(scope: Scope, q: ParsedQuery, id: number, guess?: CallerGuess): Promise<RestResponse> {
     const w = where([{ sql: '"id" = ?', params: [id] }, this.filterSql(scope, q), scope.policy('SELECT')]);
     const p = scope.projection(q.select);
-    const raw = await scope.db.get<Record<string, unknown>>(`SELECT ${p.sql} FROM ${scope.t}${w.sql}`, w.params);
+    const rest = { sql: ` FROM ${scope.t}${w.sql}`, params: w.params };
+    const raw = guess ? (await guardedRead(scope.db, guess, p.sql, rest, null))[0] : await scope.db.get<Record<string, unknown>>(`SELECT ${p.sql}${rest.sql}`, rest.params);
     if (!raw) throw notFound('row');
     return { status: 200, body: scope.decode(raw, p.items), headers: {} };
   }

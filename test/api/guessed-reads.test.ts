@@ -1,0 +1,111 @@
+// A read by credentials seen before runs as one statement that assumes the caller they resolved to
+// last time and checks it (services/data-plane.ts CallerGuess, services/rows/guarded-read.ts).
+// Whatever changed since, the answer is the one the long way would give: each case reads once to be
+// remembered, changes something, and reads again with the same credentials.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { describeEngines, expectError, type TestApp } from '../support/app.ts';
+import { dataPlane, type DataPlane } from '../support/data-plane.ts';
+
+async function notes(t: TestApp) {
+  const d = await dataPlane(t);
+  const table = await d.createTable('notes', [{ name: 'body', type: 'text' }, { name: 'owner', type: 'integer', default: '$auth.id' }]);
+  const alice = await d.endUser();
+  const bob = await d.endUser();
+  for (const [u, body] of [[alice, 'a1'], [bob, 'b1'], [alice, 'a2']] as const)
+    assert.equal((await d.rest('POST', 'notes', { user: u.token, body: { body } })).status, 201);
+  return { d, table, alice, bob };
+}
+
+const bodies = (res: { body: any }) => res.body.map((r: { body: string }) => r.body);
+
+/** The same read twice: the second is answered through the remembered caller. */
+async function readTwice(d: DataPlane, path: string, opts: Parameters<DataPlane['rest']>[2]) {
+  const first = await d.rest('GET', path, opts);
+  const second = await d.rest('GET', path, opts);
+  assert.deepEqual({ status: second.status, body: second.body }, { status: first.status, body: first.body });
+  return second;
+}
+
+await describeEngines('guessed reads', (ctx) => {
+  test('rows, order, paging, a single row and a single object come back as the long way gives them', async () => {
+    const t = ctx();
+    const { d, table, alice } = await notes(t);
+    assert.equal((await d.policy(table.id, 'SELECT', 'owner = $auth.id')).status, 201);
+    assert.deepEqual(bodies(await readTwice(d, 'notes?select=body&order=body.desc', { user: alice.token })), ['a2', 'a1']);
+    assert.deepEqual(bodies(await readTwice(d, 'notes?select=body&order=id&limit=1&offset=1', { user: alice.token })), ['a2']);
+    const [first] = (await d.rest('GET', 'notes?select=id&order=id', { user: alice.token })).body;
+    assert.deepEqual((await readTwice(d, `notes/${first.id}?select=body`, { user: alice.token })).body, { body: 'a1' });
+    const one = await readTwice(d, 'notes?select=b:body&body=eq.a2', { user: alice.token, headers: { accept: 'application/vnd.pgrst.object+json' } });
+    assert.deepEqual(one.body, { b: 'a2' });
+    assert.equal((await readTwice(d, 'notes?select=body&body=eq.zz', { user: alice.token })).body.length, 0);
+    expectError(await readTwice(d, 'notes?select=body', { user: alice.token, headers: { accept: 'application/vnd.pgrst.object+json' } }), 406, 'not_single');
+  });
+
+  test('a key revoked since is refused, before its query is even judged', async () => {
+    const t = ctx();
+    const { d } = await notes(t);
+    const k = await d.createKey(['select']);
+    assert.equal((await readTwice(d, 'notes?select=body', { key: k.key })).status, 200);
+    assert.equal((await t.req('DELETE', `/projects/${d.pid}/keys/${k.key_id}`, { token: d.owner })).status, 204);
+    expectError(await d.rest('GET', 'notes?select=body', { key: k.key }), 401, 'invalid_api_key');
+    expectError(await d.rest('GET', 'notes?select=nope', { key: k.key }), 401, 'invalid_api_key');
+    expectError(await d.rest('GET', 'nowhere', { key: k.key }), 401, 'invalid_api_key');
+    expectError(await d.rest('GET', 'notes/1', { key: k.key }), 401, 'invalid_api_key');
+  });
+
+  test('a key that expired since is refused', async () => {
+    const t = ctx();
+    const { d } = await notes(t);
+    const k = await d.createKey(['select'], { expires_at: new Date(t.clock.now().getTime() + 30_000).toISOString() });
+    assert.equal((await readTwice(d, 'notes?select=body', { key: k.key })).status, 200);
+    t.clock.advance(31_000);
+    expectError(await d.rest('GET', 'notes?select=body', { key: k.key }), 401, 'invalid_api_key');
+  });
+
+  test('a role granted, a logout and a deleted end user act on the next read', async () => {
+    const t = ctx();
+    const { d, table, alice, bob } = await notes(t);
+    assert.equal((await d.policy(table.id, 'SELECT', "owner = $auth.id OR $auth.role = 'admin'")).status, 201);
+    assert.deepEqual(bodies(await readTwice(d, 'notes?select=body&order=id', { user: alice.token })), ['a1', 'a2']);
+    assert.equal((await t.req('PATCH', `/projects/${d.pid}/end-users/${alice.id}`, { token: d.owner, body: { role: 'admin' } })).status, 200);
+    assert.deepEqual(bodies(await d.rest('GET', 'notes?select=body&order=id', { user: alice.token })), ['a1', 'b1', 'a2']);
+    assert.equal((await t.req('PATCH', `/projects/${d.pid}/end-users/${alice.id}`, { token: d.owner, body: { role: null } })).status, 200);
+    assert.deepEqual(bodies(await d.rest('GET', 'notes?select=body&order=id', { user: alice.token })), ['a1', 'a2']);
+    const logout = await t.req('POST', `/${d.pid}/auth/logout`, { headers: { 'x-user-token': alice.token } });
+    assert.equal(logout.status, 204);
+    assert.deepEqual(bodies(await d.rest('GET', 'notes?select=body&order=id', { user: alice.token })), [], 'anonymous after logout');
+    assert.deepEqual(bodies(await readTwice(d, 'notes?select=body&order=id', { user: bob.token })), ['b1']);
+    assert.equal((await t.req('DELETE', `/projects/${d.pid}/end-users/${bob.id}`, { token: d.owner })).status, 204);
+    assert.deepEqual(bodies(await d.rest('GET', 'notes?select=body&order=id', { user: bob.token })), [], 'anonymous once deleted');
+  });
+
+  test('a policy or a table changed since is applied', async () => {
+    const t = ctx();
+    const { d, table, alice } = await notes(t);
+    assert.deepEqual(bodies(await readTwice(d, 'notes?select=body&order=id', { user: alice.token })), ['a1', 'b1', 'a2']);
+    assert.equal((await d.policy(table.id, 'SELECT', 'owner = $auth.id')).status, 201);
+    assert.deepEqual(bodies(await d.rest('GET', 'notes?select=body&order=id', { user: alice.token })), ['a1', 'a2']);
+    const renamed = await t.req('PATCH', `/projects/${d.pid}/tables/${table.id}`, { token: d.owner, body: { rename_columns: { body: 'text' } } });
+    assert.equal(renamed.status, 200, JSON.stringify(renamed.body));
+    expectError(await d.rest('GET', 'notes?select=body', { user: alice.token }), 400);
+    assert.deepEqual((await d.rest('GET', 'notes?select=text&order=id', { user: alice.token })).body, [{ text: 'a1' }, { text: 'a2' }]);
+  });
+
+  test("a key's last use is still recorded once a minute", async () => {
+    const t = ctx();
+    const { d } = await notes(t);
+    const k = await d.createKey(['select']);
+    const lastUsed = async () => {
+      const list = (await t.req('GET', `/projects/${d.pid}/keys`, { token: d.owner })).body as { key_id: string; last_used_at: string | null }[];
+      return list.find((x) => x.key_id === k.key_id)!.last_used_at;
+    };
+    await readTwice(d, 'notes?select=body', { key: k.key });
+    const first = await lastUsed();
+    assert.ok(first);
+    t.clock.advance(61_000);
+    await readTwice(d, 'notes?select=body', { key: k.key });
+    const second = await lastUsed();
+    assert.ok(second && Date.parse(second) - Date.parse(first) >= 61_000, `${first} then ${second}`);
+  });
+});
