@@ -7,4 +7,3 @@ export { parsePolicy } from './parser.js';
 export { validatePolicy } from './validator.js';
 export { PolicyCompiler } from './compiler.js';
 export { FUNCTIONS, FUNCTION_ALIASES } from './functions.js';
-export { registerSqliteFunctions } from './sqlite-functions.js';

@@ -2,7 +2,8 @@
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import type { AuthContext, ColumnInfo } from '../../src/policy-language/index.js';
-import { registerSqliteFunctions, validatePolicy } from '../../src/policy-language/index.js';
+import { validatePolicy } from '../../src/policy-language/index.js';
+import { registerSqliteFunctions } from '../../src/storage/sqlite/sqlite-functions.js';
 import { SqlitePolicyCompiler } from '../../src/storage/sqlite/sqlite-policy-compiler.js';
 import { PostgresPolicyCompiler } from '../../src/storage/postgres/postgres-policy-compiler.js';
 import { sqliteDialect } from '../../src/storage/sqlite/sqlite-engine.js';

@@ -13,7 +13,7 @@ import { openConnection, projectFile } from './sqlite-connection.ts';
 import { SqliteWorkerPool } from './sqlite-worker-pool.ts';
 import { HybridDb, InlineBudget } from './sqlite-hybrid-db.ts';
 import { installDeadline } from './sqlite-deadline.ts';
-import { registerSqliteFunctions } from '../../policy-language/index.ts';
+import { registerSqliteFunctions } from './sqlite-functions.ts';
 import { sqliteDeadlineLibrary, sqliteWorkerScript } from './sqlite-build.ts';
 import { SqlitePolicyCompiler } from './sqlite-policy-compiler.ts';
 import { fileLimit, openProjectLimit } from './sqlite-open-limit.ts';
