@@ -1,6 +1,6 @@
-// Column types and their values: checking JSON input against a type, and converting between the
-// JSON shape and what each engine stores (see the storage table in the README).
-import type { ColumnType, EngineKind, SqlParam } from '../storage/engine.ts';
+// Column types and their values: checking JSON input against a type, and the parameter a value is
+// written as (see the storage table in the README; reading back is the engine's Dialect.decodeValue).
+import type { ColumnType, SqlParam } from '../storage/engine.ts';
 import { parseDate, parseTimestamp } from '../lib/temporal.ts';
 import { jsonbKeyOrder } from '../lib/jsonb.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../rest-query/values.ts';
@@ -73,19 +73,4 @@ export function toParam(type: ColumnType, value: unknown): SqlParam {
   if (value === null || value === undefined) return null;
   if (type === 'json') return canonicalJson(value);
   return value as SqlParam;
-}
-
-/** A stored value back to its JSON shape. */
-export function fromStored(kind: EngineKind, type: ColumnType, raw: unknown): unknown {
-  if (raw === null || raw === undefined) return null;
-  switch (type) {
-    case 'boolean':
-      return kind === 'sqlite' ? raw === 1 || raw === 1n : raw;
-    case 'json':
-      return kind === 'sqlite' && typeof raw === 'string' ? JSON.parse(raw) : raw;
-    case 'integer':
-      return typeof raw === 'bigint' ? Number(raw) : raw;
-    default:
-      return raw;
-  }
 }

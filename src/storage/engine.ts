@@ -56,6 +56,10 @@ export interface Dialect {
   addColumn(table: string, column: string, type: ColumnType, notNull: boolean): { add: string; afterBackfill: string | null };
   /** Compiles a validated policy expression to a boolean SQL fragment with bound parameters. */
   compilePolicy(expr: TypedExpr, ctx: CompileContext): CompiledSql;
+  /** A stored value, as the driver returns it, back to its JSON shape (null for SQL NULL). */
+  decodeValue(type: ColumnType, raw: unknown): unknown;
+  /** The VALUES entry for the id column that makes the engine generate the id. */
+  readonly generatedId: string;
   /** After rows were inserted with explicit ids: keep the id generator ahead of them. */
   afterExplicitIds(db: Db, table: string): Promise<void>;
 }

@@ -6,7 +6,6 @@ import { AppError, forbidden } from '../../errors.ts';
 import type { SelectItem } from '../../rest-query/index.ts';
 import type { TableInfo } from '../tables.ts';
 import type { AuthContext } from '../end-users.ts';
-import { fromStored } from '../column-values.ts';
 import type { Sql } from './filter-sql.ts';
 
 export type Operation = 'SELECT' | 'INSERT' | 'UPDATE' | 'DELETE';
@@ -88,7 +87,7 @@ export class Scope {
   decode(raw: Record<string, unknown>, items: SelectItem[]): Record<string, unknown> {
     const out: Record<string, unknown> = {};
     items.forEach((i, n) => {
-      const value = fromStored(this.engine.kind, this.types.get(i.column)!, raw[`#${n}`]);
+      const value = this.engine.dialect.decodeValue(this.types.get(i.column)!, raw[`#${n}`]);
       // not `out[alias] = value`: a column named `__proto__` (possible before such names were
       // refused) must come back as a key rather than replace the object's prototype
       Object.defineProperty(out, i.alias, { value, enumerable: true, writable: true, configurable: true });

@@ -32,6 +32,9 @@ export const postgresDialect: Dialect = {
     afterBackfill: notNull ? `ALTER TABLE ${table} ALTER COLUMN ${column} SET NOT NULL` : null,
   }),
   compilePolicy: (expr, ctx) => new PostgresPolicyCompiler().compile(expr, ctx),
+  // the pool's result types (postgres-db.ts) already give every column type its JSON shape
+  decodeValue: (_type, raw) => raw ?? null,
+  generatedId: 'DEFAULT',
   // ilike folds case with ICU's root locale (as the policy language), not the database locale
   like: (column, ci, pattern) => {
     const bound = closeTrailingEscape(pattern);

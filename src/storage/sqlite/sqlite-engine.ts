@@ -31,6 +31,15 @@ const COLUMN_TYPES: Record<ColumnType, string> = {
   json: 'TEXT',
 };
 
+/** booleans are stored as 0/1 and json as its canonical text; integers come back as BigInt (safeIntegers) */
+function decodeValue(type: ColumnType, raw: unknown): unknown {
+  if (raw === null || raw === undefined) return null;
+  if (type === 'boolean') return raw === 1 || raw === 1n;
+  if (type === 'json' && typeof raw === 'string') return JSON.parse(raw);
+  if (type === 'integer' && typeof raw === 'bigint') return Number(raw);
+  return raw;
+}
+
 export const sqliteDialect: Dialect = {
   kind: 'sqlite',
   columnType: (type) => COLUMN_TYPES[type],
@@ -46,6 +55,8 @@ export const sqliteDialect: Dialect = {
     afterBackfill: null,
   }),
   compilePolicy: (expr, ctx) => new SqlitePolicyCompiler().compile(expr, ctx),
+  decodeValue,
+  generatedId: 'NULL', // a NULL for an INTEGER PRIMARY KEY is the next rowid
   afterExplicitIds: async () => undefined, // AUTOINCREMENT already continues after the largest id
 };
 
