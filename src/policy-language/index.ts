@@ -1,5 +1,5 @@
 // Public API of the RLS policy expression language (reference: README.md, "Policy language reference").
-export type { ColumnType, Expr, TypedExpr, ValueType, IntervalUnit } from './ast.js';
+export type { ColumnType, ComparisonOp, Expr, TypedExpr, ValueType, IntervalUnit } from './ast.js';
 export type { ColumnInfo } from './validator.js';
 export type { AuthContext, CompileContext, CompiledSql } from './compiler.js';
 export { PolicyError, MAX_EXPRESSION_LENGTH, MAX_DEPTH, MAX_STRING_BYTES } from './errors.js';

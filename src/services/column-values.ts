@@ -2,7 +2,7 @@
 // written as (see the storage table in the README; reading back is the engine's Dialect.decodeValue).
 import type { ColumnType, SqlParam } from '../storage/engine.ts';
 import { parseDate, parseTimestamp } from '../lib/temporal.ts';
-import { jsonbKeyOrder } from '../lib/jsonb.ts';
+import { canonicalJson } from '../lib/jsonb.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../rest-query/values.ts';
 
 export const COLUMN_TYPES: readonly ColumnType[] = ['text', 'integer', 'number', 'boolean', 'timestamp', 'date', 'json'];
@@ -46,26 +46,6 @@ export function checkValue(type: ColumnType, value: unknown): CheckResult {
       return { ok: true, value };
     }
   }
-}
-
-/** Recursive, at most MAX_JSON_DEPTH deep: every json value is checked first (checkValue, filter values). */
-function canonical(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(canonical);
-  if (value !== null && typeof value === 'object') {
-    // null prototype: a `__proto__` key of the value is data like any other key
-    const out: Record<string, unknown> = Object.create(null);
-    for (const k of Object.keys(value).sort(jsonbKeyOrder)) out[k] = canonical((value as Record<string, unknown>)[k]);
-    return out;
-  }
-  return value;
-}
-
-/**
- * JSON text in one canonical form: object keys in jsonb order. SQLite stores and compares this
- * text, so equality and the key order of what comes back are the same as PostgreSQL's jsonb.
- */
-export function canonicalJson(value: unknown): string {
-  return JSON.stringify(canonical(value));
 }
 
 /** A checked JSON value as a bound parameter. */

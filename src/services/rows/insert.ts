@@ -10,7 +10,8 @@ import { quoteIdent } from '../../storage/engine.ts';
 import { AppError } from '../../errors.ts';
 import type { SelectItem } from '../../rest-query/index.ts';
 import type { AuthContext } from '../end-users.ts';
-import { canonicalJson, toParam } from '../column-values.ts';
+import { toParam } from '../column-values.ts';
+import { canonicalJson } from '../../lib/jsonb.ts';
 import { checkObject, completeForInsert, idTooLarge, inputOptions, MAX_EXPLICIT_ID, type InputOptions, type RowValues } from './row-input.ts';
 import { rlsViolation, type Returned, type Returning, type Scope, type Written } from './scope.ts';
 

@@ -1,12 +1,11 @@
 // One request's view of a table for the passthrough: column types, the policies' row filters, and
 // the SQL that reads rows out (select lists and the RETURNING list of a write).
-import type { ColumnType, Db, Engine } from '../../storage/engine.ts';
+import type { ColumnType, Db, Engine, Sql } from '../../storage/engine.ts';
 import { quoteIdent } from '../../storage/engine.ts';
 import { AppError, forbidden } from '../../errors.ts';
 import type { SelectItem } from '../../rest-query/index.ts';
 import type { TableInfo } from '../tables.ts';
 import type { AuthContext } from '../end-users.ts';
-import type { Sql } from './filter-sql.ts';
 
 export type Operation = 'SELECT' | 'INSERT' | 'UPDATE' | 'DELETE';
 

@@ -45,9 +45,6 @@ export const sqliteDialect: Dialect = {
   columnType: (type) => COLUMN_TYPES[type],
   idColumn: '"id" INTEGER PRIMARY KEY AUTOINCREMENT',
   binaryCollation: '',
-  // the policy language's linear matcher (native GLOB is O(value x pattern)); ilike folds case with
-  // full Unicode lower-casing, as PostgreSQL's ICU lower
-  like: (column, ci, pattern) => ({ sql: ci ? `bp_like(${column}, ?)` : `bp_like(${column}, ?, 0)`, param: pattern }),
   // SQLite cannot add a constraint later: a NOT NULL column gets a placeholder DEFAULT from our own
   // vocabulary (never user text), then the real default is written with a bound parameter.
   addColumn: (table, column, type, notNull) => ({
