@@ -50,7 +50,8 @@ export type Node<X> = (
   | (Span & { kind: 'is'; operand: Node<X>; test: 'NULL' | 'TRUE' | 'FALSE'; negated: boolean })
   | (Span & { kind: 'in'; operand: Node<X>; list: Node<X>[]; negated: boolean })
   | (Span & { kind: 'between'; operand: Node<X>; low: Node<X>; high: Node<X>; negated: boolean })
-  | (Span & { kind: 'like'; operand: Node<X>; pattern: Node<X>; negated: boolean })
+  // the language's LIKE folds case (MySQL's default collation); caseSensitive: the REST filter `like`
+  | (Span & { kind: 'like'; operand: Node<X>; pattern: Node<X>; negated: boolean; caseSensitive: boolean })
   | (Span & { kind: 'case'; operand?: Node<X>; whens: { when: Node<X>; then: Node<X> }[]; else?: Node<X> })
   | (Span & { kind: 'call'; name: string; nameEnd: number; args: Node<X>[] })
   | (Span & { kind: 'interval'; value: Node<X>; unit: IntervalUnit })

@@ -46,7 +46,7 @@ export type ParamType = Exclude<ValueType, 'interval' | 'null'>;
  * depend on nothing but the guarded expression's own inputs.
  */
 export type TemplateKey =
-  | 'lower' | 'upper' | 'like' | 'div' | 'mod'
+  | 'lower' | 'upper' | 'like' | 'like_exact' | 'div' | 'mod'
   | 'substring2' | 'substring3' | 'left' | 'right' | 'locate2' | 'locate3' | 'find_in_set'
   | 'int_arith' | 'int_neg' | 'int_abs' | 'to_num' | 'num_add' | 'num_est' | 'num_mul' | 'num_div'
   | 'round_int' | 'round_num1' | 'round_num2'
@@ -188,6 +188,8 @@ export abstract class PolicyCompiler {
       case 'is':
         return this.tpl(`($0 IS ${e.negated ? 'NOT ' : ''}${e.test})`, [this.visit(e.operand)]);
       case 'in': {
+        // the REST `in.()`: no value is in the empty list, NULL included (PostgreSQL has no `IN ()`)
+        if (e.list.length === 0) return { sql: e.negated ? '(1=1)' : '(1=0)', params: [], simple: true };
         const [operand, ...items] = this.peers([e.operand, ...e.list]);
         return this.join([operand!, { sql: e.negated ? 'NOT IN' : 'IN', params: [] }, this.join(items, ', ')], ' ');
       }
@@ -197,7 +199,7 @@ export abstract class PolicyCompiler {
         return this.tpl(`($0 ${e.negated ? 'NOT BETWEEN' : 'BETWEEN'} $1 AND $2)`, args);
       }
       case 'like': {
-        const f = this.tpl(this.templates.like, [this.visit(e.operand), this.visit(e.pattern)]);
+        const f = this.tpl(this.templates[e.caseSensitive ? 'like_exact' : 'like'], [this.visit(e.operand), this.visit(e.pattern)]);
         return e.negated ? this.tpl('(NOT $0)', [f]) : f;
       }
       case 'case': {

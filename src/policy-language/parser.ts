@@ -195,7 +195,7 @@ class Parser {
           const e = this.peek();
           throw new PolicyError('LIKE ... ESCAPE is not supported; the escape character is always "\\"', e.text, e.pos);
         }
-        left = this.mk({ kind: 'like', operand: left, pattern, negated, pos: left.pos, end: pattern.end }, [left, pattern]);
+        left = this.mk({ kind: 'like', operand: left, pattern, negated, caseSensitive: false, pos: left.pos, end: pattern.end }, [left, pattern]);
         continue;
       }
       if (this.isWord(kw, 'BETWEEN')) {

@@ -112,7 +112,7 @@ export class Checker {
     if (e.pattern.kind === 'literal' && e.pattern.valueType === 'string' && charLength(e.pattern.value) > LIKE_PATTERN_MAX_CHARS) {
       throw this.err(`The LIKE pattern is longer than ${LIKE_PATTERN_MAX_CHARS} characters`, e.pattern);
     }
-    return { pos: e.pos, end: e.end, kind: 'like', operand, pattern, negated: e.negated, type: 'boolean' };
+    return { pos: e.pos, end: e.end, kind: 'like', operand, pattern, negated: e.negated, caseSensitive: e.caseSensitive, type: 'boolean' };
   }
 
   private caseExpr(e: Expr & { kind: 'case' }): TypedExpr {

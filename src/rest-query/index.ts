@@ -1,5 +1,5 @@
-// PostgREST query grammar -> a validated, typed, engine-free structure. No SQL here: the storage
-// layer compiles ParsedQuery.
+// PostgREST query grammar -> a validated, typed, engine-free structure. No SQL here: the filter
+// becomes a policy expression (filter-to-policy.ts), which the engine's policy compiler compiles.
 //
 // Decisions (observable behaviour):
 // - Every query key other than select, order, limit, offset, on_conflict, columns, and, or, not.and,
@@ -45,6 +45,7 @@ export { RestQueryError } from './errors.ts';
 export type { RestQueryStatus } from './errors.ts';
 export type { ColumnType, ColumnInfo, FilterOp, IsValue, Value } from './values.ts';
 export type { Filter } from './filter-parser.ts';
+export { filterToPolicy } from './filter-to-policy.ts';
 export type { SelectItem } from './select-parser.ts';
 export type { OrderItem } from './order-parser.ts';
 export { parsePrefer, type Prefer } from './prefer.ts';

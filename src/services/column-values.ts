@@ -1,8 +1,8 @@
-// Column types and their values: checking JSON input against a type, and converting between the
-// JSON shape and what each engine stores (see the storage table in the README).
-import type { ColumnType, EngineKind, SqlParam } from '../storage/engine.ts';
+// Column types and their values: checking JSON input against a type, and the parameter a value is
+// written as (see the storage table in the README; reading back is the engine's Dialect.decodeValue).
+import type { ColumnType, SqlParam } from '../storage/engine.ts';
 import { parseDate, parseTimestamp } from '../lib/temporal.ts';
-import { jsonbKeyOrder } from '../lib/jsonb.ts';
+import { canonicalJson } from '../lib/jsonb.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../rest-query/values.ts';
 
 export const COLUMN_TYPES: readonly ColumnType[] = ['text', 'integer', 'number', 'boolean', 'timestamp', 'date', 'json'];
@@ -48,44 +48,9 @@ export function checkValue(type: ColumnType, value: unknown): CheckResult {
   }
 }
 
-/** Recursive, at most MAX_JSON_DEPTH deep: every json value is checked first (checkValue, filter values). */
-function canonical(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(canonical);
-  if (value !== null && typeof value === 'object') {
-    // null prototype: a `__proto__` key of the value is data like any other key
-    const out: Record<string, unknown> = Object.create(null);
-    for (const k of Object.keys(value).sort(jsonbKeyOrder)) out[k] = canonical((value as Record<string, unknown>)[k]);
-    return out;
-  }
-  return value;
-}
-
-/**
- * JSON text in one canonical form: object keys in jsonb order. SQLite stores and compares this
- * text, so equality and the key order of what comes back are the same as PostgreSQL's jsonb.
- */
-export function canonicalJson(value: unknown): string {
-  return JSON.stringify(canonical(value));
-}
-
 /** A checked JSON value as a bound parameter. */
 export function toParam(type: ColumnType, value: unknown): SqlParam {
   if (value === null || value === undefined) return null;
   if (type === 'json') return canonicalJson(value);
   return value as SqlParam;
-}
-
-/** A stored value back to its JSON shape. */
-export function fromStored(kind: EngineKind, type: ColumnType, raw: unknown): unknown {
-  if (raw === null || raw === undefined) return null;
-  switch (type) {
-    case 'boolean':
-      return kind === 'sqlite' ? raw === 1 || raw === 1n : raw;
-    case 'json':
-      return kind === 'sqlite' && typeof raw === 'string' ? JSON.parse(raw) : raw;
-    case 'integer':
-      return typeof raw === 'bigint' ? Number(raw) : raw;
-    default:
-      return raw;
-  }
 }

@@ -1,7 +1,7 @@
 // RLS policies (SPEC 4.4, CONTRACT §4): stored per table in the project store; validated when
 // created and again whenever applied. A stored policy that no longer validates (a renamed or
 // dropped column) matches no rows and is logged once; it never becomes a 500.
-import type { Db, Engine } from '../storage/engine.ts';
+import type { Db, Engine, Sql } from '../storage/engine.ts';
 import type { Clock } from '../lib/clock.ts';
 import { newId, isId } from '../lib/ids.ts';
 import { AppError, invalid, notFound } from '../errors.ts';
@@ -10,7 +10,6 @@ import { PolicyError, validatePolicy, type ColumnInfo, type TypedExpr } from '..
 import type { TableInfo, TableService } from './tables.ts';
 import type { AuthContext } from './end-users.ts';
 import type { Operation } from './rows/rows.ts';
-import type { Sql } from './rows/filter-sql.ts';
 import { bumpSchemaVersion } from './project-schema.ts';
 
 export const OPERATIONS = ['SELECT', 'INSERT', 'UPDATE', 'DELETE', 'ALL'] as const;

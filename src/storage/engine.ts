@@ -4,6 +4,11 @@ import type { CompileContext, CompiledSql, TypedExpr } from '../policy-language/
 
 export type EngineKind = 'sqlite' | 'postgres';
 export type SqlParam = string | number | boolean | null | bigint;
+/** A piece of SQL and its bound parameters, in textual order. */
+export interface Sql {
+  sql: string;
+  params: SqlParam[];
+}
 
 export interface Db {
   readonly kind: EngineKind;
@@ -45,17 +50,16 @@ export interface Dialect {
   /** Appended to a text column reference in comparisons and ORDER BY so both engines order strings by code point. */
   readonly binaryCollation: string;
   /**
-   * A LIKE match of `column` against one bound pattern written in SQL LIKE syntax (`%`, `_`, `\` escape).
-   * Returns the SQL (with one `?`) and the pattern as the engine needs it bound.
-   */
-  like(column: string, caseInsensitive: boolean, pattern: string): { sql: string; param: string };
-  /**
    * ADD COLUMN for an existing table; a NOT NULL column is backfilled with its default (a bound
    * parameter) between `add` and `afterBackfill`.
    */
   addColumn(table: string, column: string, type: ColumnType, notNull: boolean): { add: string; afterBackfill: string | null };
-  /** Compiles a validated policy expression to a boolean SQL fragment with bound parameters. */
+  /** Compiles a policy expression (validated, or a REST filter translated) to a boolean SQL fragment with bound parameters. */
   compilePolicy(expr: TypedExpr, ctx: CompileContext): CompiledSql;
+  /** A stored value, as the driver returns it, back to its JSON shape (null for SQL NULL). */
+  decodeValue(type: ColumnType, raw: unknown): unknown;
+  /** The VALUES entry for the id column that makes the engine generate the id. */
+  readonly generatedId: string;
   /** After rows were inserted with explicit ids: keep the id generator ahead of them. */
   afterExplicitIds(db: Db, table: string): Promise<void>;
 }

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import Database from 'better-sqlite3';
-import { like, likeStats, registerSqliteFunctions } from '../../src/policy-language/sqlite-functions.js';
+import { like, likeStats, registerSqliteFunctions } from '../../src/storage/sqlite/sqlite-functions.js';
 import { LIKE_PATTERN_MAX_CHARS } from '../../src/lib/like-limits.js';
 import { configureFuzz } from '../support/fuzz.js';
 

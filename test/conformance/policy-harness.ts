@@ -1,8 +1,9 @@
 // Runs policy expressions against a real table `t` on SQLite and on PostgreSQL.
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import type { AuthContext, ColumnInfo } from '../../src/policy-language/index.js';
-import { registerSqliteFunctions, validatePolicy } from '../../src/policy-language/index.js';
+import type { AuthContext, ColumnInfo, CompiledSql, TypedExpr } from '../../src/policy-language/index.js';
+import { validatePolicy } from '../../src/policy-language/index.js';
+import { registerSqliteFunctions } from '../../src/storage/sqlite/sqlite-functions.js';
 import { SqlitePolicyCompiler } from '../../src/storage/sqlite/sqlite-policy-compiler.js';
 import { PostgresPolicyCompiler } from '../../src/storage/postgres/postgres-policy-compiler.js';
 import { sqliteDialect } from '../../src/storage/sqlite/sqlite-engine.js';
@@ -45,6 +46,10 @@ export interface Engine {
   /** per caller, for each row, whether it matches (the rows are inserted once, one query per caller) */
   matchRows(expr: string, rows: Row[], callers: Array<AuthContext | null>, now: Date): Promise<boolean[][]>;
   compile(expr: string, auth: AuthContext | null, now: Date): { sql: string; params: unknown[] };
+  /** compiles an expression that is typed already (a translated REST filter), as DEFAULT_AUTH at DEFAULT_NOW */
+  compileTyped(expr: TypedExpr): CompiledSql;
+  /** per compiled expression, for each row, whether it matches (the rows are inserted once) */
+  matchCompiled(compiled: CompiledSql[], rows: Row[]): Promise<boolean[][]>;
   /** size of the engine's plan for a query filtered by expr (SQLite: bytecode steps; PostgreSQL: EXPLAIN VERBOSE text) */
   planSize(expr: string): Promise<number>;
   close(): Promise<void>;
@@ -77,21 +82,24 @@ function openSqlite(): Engine {
     db.prepare(`INSERT INTO t (id${names.map((n) => `, "${n}"`).join('')}) VALUES (?${names.map(() => ', ?').join('')})`).run(id, ...values);
     return id;
   };
-  const matchRows = async (expr: string, rows: Row[], callers: Array<AuthContext | null>, now: Date) => {
-    const compiled = callers.map((auth) => compile(expr, auth, now));
+  const matchCompiled = async (compiled: CompiledSql[], rows: Row[]) => {
     try {
       const ids = rows.map(insert);
       return compiled.map(({ sql, params }) => {
-        const hits = new Set(db.prepare(`SELECT id FROM t WHERE (${sql})`).pluck().all(...params) as number[]);
+        const hits = new Set(db.prepare(`SELECT id FROM t WHERE (${sql})`).pluck().all(...(params as unknown[])) as number[]);
         return ids.map((id) => hits.has(id));
       });
     } finally {
       db.prepare('DELETE FROM t').run();
     }
   };
+  const matchRows = (expr: string, rows: Row[], callers: Array<AuthContext | null>, now: Date) =>
+    matchCompiled(callers.map((auth) => compile(expr, auth, now)), rows);
   return {
     name: 'sqlite',
     compile,
+    compileTyped: (expr) => compiler.compile(expr, { auth: DEFAULT_AUTH, now: DEFAULT_NOW }),
+    matchCompiled,
     matchRows,
     matches: async (expr, row, auth, now) => (await matchRows(expr, [row], [auth], now))[0]![0]!,
     async planSize(expr) {
@@ -129,8 +137,7 @@ async function openPostgres(): Promise<Engine> {
     await client.query(`INSERT INTO t (id${names.map((n) => `, "${n}"`).join('')}) VALUES ${tuples.join(', ')}`, params);
     return ids;
   };
-  const matchRows = async (expr: string, rows: Row[], callers: Array<AuthContext | null>, now: Date) => {
-    const compiled = callers.map((auth) => compile(expr, auth, now));
+  const matchCompiled = async (compiled: CompiledSql[], rows: Row[]) => {
     try {
       const ids = await insert(rows);
       const out: boolean[][] = [];
@@ -144,9 +151,13 @@ async function openPostgres(): Promise<Engine> {
       await client.query('DELETE FROM t');
     }
   };
+  const matchRows = (expr: string, rows: Row[], callers: Array<AuthContext | null>, now: Date) =>
+    matchCompiled(callers.map((auth) => compile(expr, auth, now)), rows);
   return {
     name: 'postgres',
     compile,
+    compileTyped: (expr) => compiler.compile(expr, { auth: DEFAULT_AUTH, now: DEFAULT_NOW }),
+    matchCompiled,
     matchRows,
     matches: async (expr, row, auth, now) => (await matchRows(expr, [row], [auth], now))[0]![0]!,
     async planSize(expr) {

@@ -10,7 +10,8 @@ import { quoteIdent } from '../../storage/engine.ts';
 import { AppError } from '../../errors.ts';
 import type { SelectItem } from '../../rest-query/index.ts';
 import type { AuthContext } from '../end-users.ts';
-import { canonicalJson, fromStored, toParam } from '../column-values.ts';
+import { toParam } from '../column-values.ts';
+import { canonicalJson } from '../../lib/jsonb.ts';
 import { checkObject, completeForInsert, idTooLarge, inputOptions, MAX_EXPLICIT_ID, type InputOptions, type RowValues } from './row-input.ts';
 import { rlsViolation, type Returned, type Returning, type Scope, type Written } from './scope.ts';
 
@@ -222,7 +223,7 @@ class Batch {
     if (this.keyedBy === 'id') return r.id;
     if (this.keyedBy === null) return null;
     const type = this.scope.types.get(this.req.target!)!;
-    return keyOf(type, fromStored(this.scope.db.kind, type, r.raw['#key']));
+    return keyOf(type, this.dialect.decodeValue(type, r.raw['#key']));
   };
 
   /**
@@ -250,7 +251,7 @@ class Batch {
     const conflict = onConflict ? ` ON CONFLICT (${quoteIdent(this.req.target!)}) DO NOTHING` : '';
     // a table without columns: a VALUES entry that makes the engine generate the id (`DEFAULT
     // VALUES` inserts one row only)
-    const tuple = cols.length ? `(${cols.map(() => '?').join(', ')})` : `(${this.dialect.kind === 'postgres' ? 'DEFAULT' : 'NULL'})`;
+    const tuple = `(${cols.length ? cols.map(() => '?').join(', ') : this.dialect.generatedId})`;
     const names = cols.length ? cols.map(quoteIdent).join(', ') : '"id"';
     const params = slots.flatMap((s) => cols.map((c) => toParam(scope.types.get(c)!, s.row.get(c))));
     const raw = await tx.all<Record<string, unknown>>(

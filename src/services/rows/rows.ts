@@ -8,18 +8,17 @@
 // SELECT), so without it a write gets no count and no representation, cannot ask for a single
 // object, and cannot filter a per-row write (whose 404 would answer the filter); it may still
 // filter a write on the collection, whose answer does not depend on what matched.
-import type { Db, Engine, SqlParam } from '../../storage/engine.ts';
+import type { Db, Engine, Sql, SqlParam } from '../../storage/engine.ts';
 import { quoteIdent, UniqueViolation, NotNullViolation } from '../../storage/engine.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { AppError, badRequest, conflict, forbidden, notFound } from '../../errors.ts';
-import { parseQuery, parsePrefer, resolveRange, contentRange, type ParsedQuery, type Prefer, type SelectItem } from '../../rest-query/index.ts';
+import { filterToPolicy, parseQuery, parsePrefer, resolveRange, contentRange, type ParsedQuery, type Prefer, type SelectItem } from '../../rest-query/index.ts';
 import type { ColumnDef } from '../tables.ts';
 import type { ProjectSchemaCache } from '../project-schema.ts';
 import type { PolicyService } from '../policies.ts';
 import type { AuthContext } from '../end-users.ts';
 import type { KeyCaller, Permission } from '../keys.ts';
 import { toParam } from '../column-values.ts';
-import { compileFilter, type Sql } from './filter-sql.ts';
 import { checkObject, completeForReplace, inputOptions, invalidValue, parseBodyRows, type RowValues } from './row-input.ts';
 import { Scope, rlsViolation, type Operation, type Returning, type Written } from './scope.ts';
 import { Inserter, type InsertRequest } from './insert.ts';
@@ -156,8 +155,12 @@ export class RowService {
     return ` ORDER BY ${items.join(', ')}`;
   }
 
+  /** The query's filters, compiled by the engine's policy compiler (in the request's context, as
+   * the policies are, though no filter names $auth or the clock). */
   private filterSql(scope: Scope, q: ParsedQuery): Sql | null {
-    return q.filter ? compileFilter(q.filter, scope.types, this.engine.dialect) : null;
+    if (!q.filter) return null;
+    const out = this.engine.dialect.compilePolicy(filterToPolicy(q.filter, scope.types), { auth: scope.auth, now: this.clock.now() });
+    return { sql: out.sql, params: out.params as SqlParam[] };
   }
 
   private async list(scope: Scope, q: ParsedQuery, prefer: Prefer, rangeHeader: string | undefined, single: boolean, guess?: CallerGuess): Promise<RestResponse> {

@@ -1,13 +1,11 @@
 // One request's view of a table for the passthrough: column types, the policies' row filters, and
 // the SQL that reads rows out (select lists and the RETURNING list of a write).
-import type { ColumnType, Db, Engine } from '../../storage/engine.ts';
+import type { ColumnType, Db, Engine, Sql } from '../../storage/engine.ts';
 import { quoteIdent } from '../../storage/engine.ts';
 import { AppError, forbidden } from '../../errors.ts';
 import type { SelectItem } from '../../rest-query/index.ts';
 import type { TableInfo } from '../tables.ts';
 import type { AuthContext } from '../end-users.ts';
-import { fromStored } from '../column-values.ts';
-import type { Sql } from './filter-sql.ts';
 
 export type Operation = 'SELECT' | 'INSERT' | 'UPDATE' | 'DELETE';
 
@@ -88,7 +86,7 @@ export class Scope {
   decode(raw: Record<string, unknown>, items: SelectItem[]): Record<string, unknown> {
     const out: Record<string, unknown> = {};
     items.forEach((i, n) => {
-      const value = fromStored(this.engine.kind, this.types.get(i.column)!, raw[`#${n}`]);
+      const value = this.engine.dialect.decodeValue(this.types.get(i.column)!, raw[`#${n}`]);
       // not `out[alias] = value`: a column named `__proto__` (possible before such names were
       // refused) must come back as a key rather than replace the object's prototype
       Object.defineProperty(out, i.alias, { value, enumerable: true, writable: true, configurable: true });

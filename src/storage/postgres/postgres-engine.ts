@@ -32,13 +32,9 @@ export const postgresDialect: Dialect = {
     afterBackfill: notNull ? `ALTER TABLE ${table} ALTER COLUMN ${column} SET NOT NULL` : null,
   }),
   compilePolicy: (expr, ctx) => new PostgresPolicyCompiler().compile(expr, ctx),
-  // ilike folds case with ICU's root locale (as the policy language), not the database locale
-  like: (column, ci, pattern) => {
-    const bound = closeTrailingEscape(pattern);
-    return ci
-      ? { sql: `(lower((${column} COLLATE "und-x-icu")) COLLATE "C") LIKE (lower((?::text COLLATE "und-x-icu")) COLLATE "C")`, param: bound }
-      : { sql: `${column} LIKE ?::text`, param: bound };
-  },
+  // the pool's result types (postgres-db.ts) already give every column type its JSON shape
+  decodeValue: (_type, raw) => raw ?? null,
+  generatedId: 'DEFAULT',
   // An identity column does not see explicit ids: move its sequence past the largest one, never
   // backwards (ids of deleted rows must not come back). Concurrent requests with explicit ids take
   // turns on a transaction-level lock per table: otherwise one could read the sequence, another
@@ -52,14 +48,6 @@ export const postgresDialect: Dialect = {
     );
   },
 };
-
-/** PostgreSQL refuses a pattern that ends in an unpaired `\`: escaped, it matches a literal
- * backslash, as SQLite's bp_like reads such a pattern (so only this dialect needs it). */
-function closeTrailingEscape(pattern: string): string {
-  let n = 0;
-  for (let i = pattern.length - 1; i >= 0 && pattern[i] === '\\'; i--) n++;
-  return n % 2 === 1 ? `${pattern}\\` : pattern;
-}
 
 export const PLATFORM_SCHEMA = 'baseplate';
 

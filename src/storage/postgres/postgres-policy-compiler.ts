@@ -40,7 +40,10 @@ const REST = (x: string) => `(${UTC(x)} - date_trunc('month', ${UTC(x)}))`;
 const MONTHDIFF = `(${MONTHS} + CASE WHEN ${MONTHS} > 0 AND ${REST('$1')} < ${REST('$0')} THEN -1 WHEN ${MONTHS} < 0 AND ${REST('$1')} > ${REST('$0')} THEN 1 ELSE 0 END)`;
 const ICU = (x: string) => `(${x} COLLATE "und-x-icu")`;
 // a pattern ending in a lone escape character: the escape matches itself (as in SQLite's bp_like)
-const LIKE_PATTERN = `regexp_replace(lower(${ICU('$1')}), '^((\\\\.|[^\\\\])*)\\\\$', '\\1\\\\\\\\')`;
+const CLOSE_ESCAPE = (x: string) => `regexp_replace(${x}, '^((\\\\.|[^\\\\])*)\\\\$', '\\1\\\\\\\\')`;
+// a computed pattern beyond the shared bound matches nothing (NULL), as SQLite's bp_like
+const LIKE = (value: string, pattern: string) =>
+  `CASE WHEN length($1) <= ${LIKE_PATTERN_MAX_CHARS} THEN ((${value} COLLATE "C") LIKE (${CLOSE_ESCAPE(pattern)} COLLATE "C") ESCAPE '\\') END`;
 
 export class PostgresPolicyCompiler extends PolicyCompiler {
   // PostgreSQL pulls a plain FROM sub-select up into its parent; OFFSET 0 is its documented fence
@@ -48,8 +51,8 @@ export class PostgresPolicyCompiler extends PolicyCompiler {
   protected readonly templates: Record<TemplateKey, string> = {
     lower: `(lower(${ICU('$0')}) COLLATE "C")`,
     upper: `(upper(${ICU('$0')}) COLLATE "C")`,
-    // a computed pattern beyond the shared bound matches nothing (NULL), as SQLite's bp_like
-    like: `CASE WHEN length($1) <= ${LIKE_PATTERN_MAX_CHARS} THEN ((lower(${ICU('$0')}) COLLATE "C") LIKE (${LIKE_PATTERN} COLLATE "C") ESCAPE '\\') END`,
+    like: LIKE(`lower(${ICU('$0')})`, `lower(${ICU('$1')})`),
+    like_exact: LIKE('$0', '$1'),
     div: '(CAST($0 AS double precision) / NULLIF($1, 0))',
     int_arith: FIT('(CAST($0 AS numeric) %OP% $1)'),
     int_neg: FIT('(- CAST($0 AS numeric))'),

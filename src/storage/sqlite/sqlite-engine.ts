@@ -13,7 +13,7 @@ import { openConnection, projectFile } from './sqlite-connection.ts';
 import { SqliteWorkerPool } from './sqlite-worker-pool.ts';
 import { HybridDb, InlineBudget } from './sqlite-hybrid-db.ts';
 import { installDeadline } from './sqlite-deadline.ts';
-import { registerSqliteFunctions } from '../../policy-language/index.ts';
+import { registerSqliteFunctions } from './sqlite-functions.ts';
 import { sqliteDeadlineLibrary, sqliteWorkerScript } from './sqlite-build.ts';
 import { SqlitePolicyCompiler } from './sqlite-policy-compiler.ts';
 import { fileLimit, openProjectLimit } from './sqlite-open-limit.ts';
@@ -31,14 +31,20 @@ const COLUMN_TYPES: Record<ColumnType, string> = {
   json: 'TEXT',
 };
 
+/** booleans are stored as 0/1 and json as its canonical text; integers come back as BigInt (safeIntegers) */
+function decodeValue(type: ColumnType, raw: unknown): unknown {
+  if (raw === null || raw === undefined) return null;
+  if (type === 'boolean') return raw === 1 || raw === 1n;
+  if (type === 'json' && typeof raw === 'string') return JSON.parse(raw);
+  if (type === 'integer' && typeof raw === 'bigint') return Number(raw);
+  return raw;
+}
+
 export const sqliteDialect: Dialect = {
   kind: 'sqlite',
   columnType: (type) => COLUMN_TYPES[type],
   idColumn: '"id" INTEGER PRIMARY KEY AUTOINCREMENT',
   binaryCollation: '',
-  // the policy language's linear matcher (native GLOB is O(value x pattern)); ilike folds case with
-  // full Unicode lower-casing, as PostgreSQL's ICU lower
-  like: (column, ci, pattern) => ({ sql: ci ? `bp_like(${column}, ?)` : `bp_like(${column}, ?, 0)`, param: pattern }),
   // SQLite cannot add a constraint later: a NOT NULL column gets a placeholder DEFAULT from our own
   // vocabulary (never user text), then the real default is written with a bound parameter.
   addColumn: (table, column, type, notNull) => ({
@@ -46,6 +52,8 @@ export const sqliteDialect: Dialect = {
     afterBackfill: null,
   }),
   compilePolicy: (expr, ctx) => new SqlitePolicyCompiler().compile(expr, ctx),
+  decodeValue,
+  generatedId: 'NULL', // a NULL for an INTEGER PRIMARY KEY is the next rowid
   afterExplicitIds: async () => undefined, // AUTOINCREMENT already continues after the largest id
 };
 

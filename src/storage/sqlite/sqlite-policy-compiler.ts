@@ -10,6 +10,7 @@ export class SqlitePolicyCompiler extends PolicyCompiler {
     lower: 'bp_lower($0)',
     upper: 'bp_upper($0)',
     like: 'bp_like($0, $1)',
+    like_exact: 'bp_like($0, $1, 0)', // the third argument turns case folding off
     div: '(CAST($0 AS REAL) / $1)', // SQLite yields NULL on division by zero
     mod: '($0 % $1)',
     // checked arithmetic in JS: 64-bit overflow and ±Infinity are NULL (as on PostgreSQL)

@@ -11,7 +11,7 @@ import type { ToWorker, FromWorker, WorkerSetup } from './sqlite-worker-protocol
 import { openConnection, projectFile } from './sqlite-connection.ts';
 import { installDeadline } from './sqlite-deadline.ts';
 import { tallyRows } from './sqlite-tally.ts';
-import { registerSqliteFunctions } from '../../policy-language/index.ts';
+import { registerSqliteFunctions } from './sqlite-functions.ts';
 import { StatementCache, WORKER_STATEMENTS, type ConnectionStatements } from './sqlite-statement-cache.ts';
 
 // KiB of page cache per connection (SQLite's default is 2 MiB): workers multiply connections

@@ -2,12 +2,12 @@
 // semantics that the PostgreSQL compiler produces natively. Strings are handled by code point
 // (as both engines count characters). Integers arrive as BigInt (safeIntegers).
 import type Database from 'better-sqlite3';
-import { jsonContains, jsonLength, parseJsonDocument, renderJsonb, type JsonValue } from './json-value.js';
-import { daysInMonth, formatDate, formatTimestamp, parseJsonPath, utcMillis } from './literals.js';
-import { UNIT_SECONDS } from './compiler.js';
-import type { IntervalUnit } from './ast.js';
-import { LIKE_PATTERN_MAX_CHARS } from '../lib/like-limits.ts';
-import { charLength } from '../lib/validate.ts';
+import { jsonContains, jsonLength, parseJsonDocument, renderJsonb, type JsonValue } from '../../policy-language/json-value.js';
+import { daysInMonth, formatDate, formatTimestamp, parseJsonPath, utcMillis } from '../../policy-language/literals.js';
+import { UNIT_SECONDS } from '../../policy-language/compiler.js';
+import type { IntervalUnit } from '../../policy-language/ast.js';
+import { LIKE_PATTERN_MAX_CHARS } from '../../lib/like-limits.ts';
+import { charLength } from '../../lib/validate.ts';
 
 type V = null | number | bigint | string | Buffer;
 const chars = (s: string) => Array.from(s);
