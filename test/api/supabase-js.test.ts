@@ -570,6 +570,11 @@ await describeEngines(
       const q = await project(t, base);
       expectError(await post('signup', { email, password: PASSWORD }, { apikey: q.key }), 401, 'invalid_api_key');
       expectError(await t.req('POST', `/nosuchprojectid0/auth/v1/signup`, { body: { email, password: PASSWORD }, headers: h }), 401);
+      // a browser's preflight allows the headers supabase-js sends, and exposes the version header auth-js reads
+      const pre = await t.req('OPTIONS', `/${p.pid}/auth/v1/token?grant_type=password`, { headers: { origin: 'https://app.example.com', 'access-control-request-method': 'POST' } });
+      assert.equal(pre.status, 204);
+      for (const hdr of ['apikey', 'authorization', 'x-client-info', 'x-supabase-api-version']) assert.match(String(pre.headers['access-control-allow-headers']), new RegExp(`\\b${hdr}\\b`));
+      assert.match(String(pre.headers['access-control-expose-headers']), /X-Supabase-Api-Version/);
       // nothing was registered by any of it
       assert.equal((await t.req('GET', `/projects/${p.pid}/end-users?email=${encodeURIComponent(email)}`, { token: p.owner })).body.length, 0);
       assert.equal(await p.mails(email), 0);
