@@ -20,9 +20,12 @@ if (files.length === 0) {
   console.error('no test files matched');
   process.exit(1);
 }
+// supabase-js (test/api/supabase-js.test.ts) needs a global WebSocket when a client is created;
+// Node.js 22 has one, Node.js 20 behind this flag
+const websocket = Number(process.versions.node.split('.')[0]) < 22 ? ['--experimental-websocket'] : [];
 const res = spawnSync(
   process.execPath,
-  ['--no-node-snapshot', '--import', 'tsx', '--test', '--test-concurrency=2', '--test-reporter=spec', ...files],
+  ['--no-node-snapshot', ...websocket, '--import', 'tsx', '--test', '--test-concurrency=2', '--test-reporter=spec', ...files],
   { stdio: 'inherit', env: { ...process.env, NODE_ENV: 'test' } },
 );
 process.exit(res.status ?? 1);

@@ -20,6 +20,7 @@ import { emailConfigRoutes } from './http/routes/email-config.ts';
 import { emailTemplateRoutes } from './http/routes/email-templates.ts';
 import { emailFlowRoutes } from './http/routes/email-flows.ts';
 import { functionRoutes } from './http/routes/functions.ts';
+import { supabaseCompatRoutes } from './http/routes/compat/index.ts';
 import { installCors } from './http/cors.ts';
 import { installRequestLog } from './http/request-log.ts';
 import { createLogger, type Logger } from './lib/logger.ts';
@@ -152,4 +153,5 @@ function registerRoutes(app: FastifyInstance, config: Config, engine: Engine, se
   emailTemplateRoutes(app, services.accounts, services.projects, services.emailTemplates);
   emailFlowRoutes(app, services.projects, services.endUsers, services.emailFlows);
   functionRoutes(app, services.accounts, services.projects, services.dataPlane, services.functions);
+  supabaseCompatRoutes(app, services);
 }

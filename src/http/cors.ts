@@ -3,8 +3,8 @@
 import type { FastifyInstance } from 'fastify';
 
 const DATA_PLANE = /^\/[a-z2-7]{16}\/(rest|auth|functions)(\/|$|\?)/;
-const ALLOW_HEADERS = 'authorization, x-user-token, content-type, prefer, range, range-unit, accept, accept-profile, content-profile, apikey, x-client-info';
-const EXPOSE_HEADERS = 'Content-Range, Preference-Applied, X-Request-Id, Retry-After';
+const ALLOW_HEADERS = 'authorization, x-user-token, content-type, prefer, range, range-unit, accept, accept-profile, content-profile, apikey, x-client-info, x-supabase-api-version, x-region';
+const EXPOSE_HEADERS = 'Content-Range, Preference-Applied, X-Request-Id, Retry-After, X-Supabase-Api-Version';
 
 export function installCors(app: FastifyInstance): void {
   app.addHook('onRequest', async (request, reply) => {

@@ -50,14 +50,20 @@ export class EmailFlowService {
 
   // ---- register with confirmation (SPEC 4.6 "Email confirmation required")
 
-  async register(projectId: string, input: { email: string; password: string }): Promise<EndUserSession | { token: null; user: EndUser; email_verification_required: true }> {
+  /** `redirectUrl` (checked against the redirect rules before anything is written) is where the verification link points. */
+  async register(
+    projectId: string,
+    input: { email: string; password: string },
+    redirectUrl?: string,
+  ): Promise<EndUserSession | { token: null; user: EndUser; email_verification_required: true }> {
+    const base = redirectUrl === undefined ? undefined : await this.settings.redirectBase(projectId, redirectUrl);
     if (!(await this.config.requiresConfirmation(projectId))) return this.users.register(projectId, input);
     const user = await this.users.register(projectId, input, { session: false });
     const db = await this.engine.project(projectId);
     // null only if the owner removed the user in the meantime: then there is nobody to write to
     const token = await this.tokens.issue(db, user.id, 'email_verification', null, () => true);
     if (token !== null) {
-      const link = linkWithToken(await this.settings.redirectBase(projectId, undefined), token);
+      const link = linkWithToken(base ?? (await this.settings.redirectBase(projectId, undefined)), token);
       this.queue(projectId, 'email_verification', user.email, async () => link, { email: user.email });
     }
     return { token: null, user, email_verification_required: true };
@@ -158,6 +164,19 @@ export class EmailFlowService {
     const db = await this.engine.project(projectId);
     return db.tx(async (tx) => {
       const t = await this.consume(tx, token, 'magic_link');
+      return this.users.startSession(tx, await this.users.applyProof(tx, t.userId, { kind: 'magic_link' }));
+    });
+  }
+
+  /**
+   * A password-reset link used to sign in (supabase-js verifyOtp type 'recovery'): a session, like
+   * a magic link, since the link proves the address the same way; the new password is then set
+   * through that session (EndUserService.changePassword).
+   */
+  async consumeRecoveryLink(projectId: string, token: string): Promise<EndUserSession> {
+    const db = await this.engine.project(projectId);
+    return db.tx(async (tx) => {
+      const t = await this.consume(tx, token, 'password_reset');
       return this.users.startSession(tx, await this.users.applyProof(tx, t.userId, { kind: 'magic_link' }));
     });
   }

@@ -81,6 +81,8 @@ export function toUser(r: UserRow): EndUser {
 }
 
 export const ROLE_MAX = 100;
+/** How long after a sign-in a session may set a new password without the current one. */
+export const REAUTH_WINDOW_MS = 15 * 60 * 1000;
 
 export class EndUserService {
   constructor(
@@ -173,6 +175,68 @@ export class EndUserService {
   async logout(projectId: string, tokenHash: string): Promise<void> {
     const db = await this.engine.project(projectId);
     await db.run(`DELETE FROM ${db.t('_bp_user_sessions')} WHERE token_hash = ?`, [tokenHash]);
+  }
+
+  /**
+   * Ends sessions of the user behind `tokenHash` (supabase-js signOut scopes): `local` this one,
+   * `others` every other one, `global` all of them. The user row is locked first (lock order).
+   */
+  async endSessions(projectId: string, userId: number, tokenHash: string, scope: 'local' | 'global' | 'others'): Promise<void> {
+    if (scope === 'local') return this.logout(projectId, tokenHash);
+    const db = await this.engine.project(projectId);
+    await db.tx(async (tx) => {
+      await this.lock(tx, userId);
+      if (scope === 'global') await tx.run(`DELETE FROM ${tx.t('_bp_user_sessions')} WHERE user_id = ?`, [userId]);
+      else await tx.run(`DELETE FROM ${tx.t('_bp_user_sessions')} WHERE user_id = ? AND token_hash <> ?`, [userId, tokenHash]);
+    });
+  }
+
+  /**
+   * A new password set through a session (supabase-js updateUser). Without `current_password` only
+   * a recent sign-in may do it (a session younger than REAUTH_WINDOW_MS: the password, a magic link
+   * or a recovery link was just used); otherwise the current password is checked, throttled like a
+   * login per user and client. Ends the user's other sessions and voids pending email links (as a
+   * reset does); the password stays unproven for an unverified address (see applyProof).
+   */
+  async changePassword(
+    projectId: string,
+    session: { user: EndUser; tokenHash: string },
+    input: { password: string; current_password?: string },
+    ip: string,
+  ): Promise<EndUser> {
+    checkPassword(input.password);
+    const db = await this.engine.project(projectId);
+    const userId = session.user.id;
+    let checked: string | null = null;
+    if (input.current_password === undefined) {
+      const s = await db.get<{ created_at: string }>(`SELECT created_at FROM ${db.t('_bp_user_sessions')} WHERE token_hash = ?`, [session.tokenHash]);
+      if (!s || this.clock.now().getTime() - Date.parse(s.created_at) > REAUTH_WINDOW_MS)
+        throw new AppError(403, 'reauthentication_needed', 'Setting a new password needs current_password once the session is older than 15 minutes.', { field: 'current_password' });
+    } else {
+      const current = input.current_password;
+      checked = await this.throttle.attempt(`project-reauth:${projectId}`, String(userId), ip, async () => {
+        const row = await db.get<{ password_hash: string }>(`SELECT password_hash FROM ${db.t('_bp_users')} WHERE id = ?`, [userId]);
+        const stored = row && row.password_hash !== VOID_PASSWORD ? row.password_hash : null;
+        return stored !== null && (await this.hasher.verify(stored, current)) ? stored : null;
+      });
+      if (checked === null) throw new AppError(403, 'invalid_credentials', 'The current password is wrong.', { field: 'current_password' });
+    }
+    const hash = await this.hasher.hash(input.password);
+    return db.tx(async (tx) => {
+      const user = await this.lock(tx, userId);
+      if (!user || !(await this.holdsSession(tx, userId, session.tokenHash))) throw unauthorized('invalid_user_token', 'The session has ended.');
+      // a checked password must still be the stored one: a reset or verification meanwhile wins
+      const res = await tx.run(`UPDATE ${tx.t('_bp_users')} SET password_hash = ?, updated_at = ? WHERE id = ?${checked === null ? '' : ' AND password_hash = ?'}`, [
+        hash,
+        this.clock.now().toISOString(),
+        userId,
+        ...(checked === null ? [] : [checked]),
+      ]);
+      if (res.changes !== 1) throw new AppError(403, 'invalid_credentials', 'The current password is wrong.', { field: 'current_password' });
+      await tx.run(`DELETE FROM ${tx.t('_bp_user_sessions')} WHERE user_id = ? AND token_hash <> ?`, [userId, session.tokenHash]);
+      await tx.run(`DELETE FROM ${tx.t('_bp_email_tokens')} WHERE user_id = ?`, [userId]);
+      return user;
+    });
   }
 
   async list(projectId: string, q: { limit: number; offset: number; email?: string }): Promise<EndUser[]> {

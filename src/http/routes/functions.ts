@@ -1,9 +1,9 @@
 // Edge functions (CONTRACT §8): deployment by the owner, invocation with a project API key holding
 // the `function` permission (and optionally an end-user token).
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AccountService } from '../../services/accounts.ts';
 import type { ProjectService } from '../../services/projects.ts';
-import type { DataPlaneService } from '../../services/data-plane.ts';
+import type { DataPlaneCaller, DataPlaneService } from '../../services/data-plane.ts';
 import type { FunctionService } from '../../services/functions.ts';
 import { platformAuth, ownedProject } from '../platform-auth.ts';
 import { dataCaller } from '../data-plane-auth.ts';
@@ -13,7 +13,7 @@ import * as S from '../schemas.ts';
 const security = [{ platformToken: [] }];
 type PN = { Params: { id: string; name: string } };
 // credentials stay with the service: the function learns its caller from context.auth
-const HIDDEN_HEADERS = new Set(['authorization', 'x-user-token', 'cookie']);
+export const HIDDEN_HEADERS: ReadonlySet<string> = new Set(['authorization', 'x-user-token', 'cookie']);
 
 export function functionRoutes(app: FastifyInstance, accounts: AccountService, projects: ProjectService, dataPlane: DataPlaneService, functions: FunctionService): void {
   const auth = platformAuth(accounts);
@@ -44,25 +44,9 @@ export function functionRoutes(app: FastifyInstance, accounts: AccountService, p
   });
 
   type Invoke = { Params: { project_id: string; name: string; '*'?: string } };
-  const invoke = async (req: FastifyRequest<Invoke>, reply: import('fastify').FastifyReply) => {
+  const invoke = async (req: FastifyRequest<Invoke>, reply: FastifyReply) => {
     const { project_id: projectId, name } = req.params;
-    const { key, auth } = await dataCaller(req, projectId, dataPlane);
-    if (!key.permissions.has('function')) throw forbidden('insufficient_permission', "The API key lacks the 'function' permission.", { permission: 'function' });
-    const headers: Record<string, string> = {};
-    for (const [k, v] of Object.entries(req.headers)) if (!HIDDEN_HEADERS.has(k) && typeof v === 'string') headers[k] = v;
-    const res = await functions.invoke(
-      projectId,
-      name,
-      { method: req.method, path: `/${req.params['*'] ?? ''}`, query: req.query as Record<string, string | string[]>, headers, body: req.body ?? null },
-      key,
-      auth,
-    );
-    // the service's origin is shared by every project: content a function serves is never sniffed
-    // and, unless it is JSON, runs sandboxed (no script access to the origin)
-    reply.status(res.status).headers(res.headers).header('x-content-type-options', 'nosniff');
-    if (res.body === undefined || res.status === 204 || res.status === 205 || res.status === 304) return reply.send();
-    if (typeof res.body === 'string' && res.headers['content-type']) return reply.header('content-security-policy', 'sandbox').send(res.body);
-    return reply.type('application/json; charset=utf-8').send(JSON.stringify(res.body));
+    return serveInvocation(req, reply, functions, await dataCaller(req, projectId, dataPlane), { projectId, name, path: req.params['*'] ?? '' }, HIDDEN_HEADERS);
   };
   for (const url of ['/:project_id/functions/:name', '/:project_id/functions/:name/*']) {
     app.route<Invoke>({
@@ -72,4 +56,34 @@ export function functionRoutes(app: FastifyInstance, accounts: AccountService, p
       handler: invoke,
     });
   }
+}
+
+/**
+ * Invokes a function for a resolved caller (also the supabase-js door, compat/functions.ts): the key
+ * needs `function`; `hidden` headers (credentials) never reach the function.
+ */
+export async function serveInvocation(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  functions: FunctionService,
+  { key, auth }: DataPlaneCaller,
+  target: { projectId: string; name: string; path: string },
+  hidden: ReadonlySet<string>,
+): Promise<FastifyReply> {
+  if (!key.permissions.has('function')) throw forbidden('insufficient_permission', "The API key lacks the 'function' permission.", { permission: 'function' });
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(req.headers)) if (!hidden.has(k) && typeof v === 'string') headers[k] = v;
+  const res = await functions.invoke(
+    target.projectId,
+    target.name,
+    { method: req.method, path: `/${target.path}`, query: req.query as Record<string, string | string[]>, headers, body: req.body ?? null },
+    key,
+    auth,
+  );
+  // the service's origin is shared by every project: content a function serves is never sniffed
+  // and, unless it is JSON, runs sandboxed (no script access to the origin)
+  reply.status(res.status).headers(res.headers).header('x-content-type-options', 'nosniff');
+  if (res.body === undefined || res.status === 204 || res.status === 205 || res.status === 304) return reply.send();
+  if (typeof res.body === 'string' && res.headers['content-type']) return reply.header('content-security-policy', 'sandbox').send(res.body);
+  return reply.type('application/json; charset=utf-8').send(JSON.stringify(res.body));
 }

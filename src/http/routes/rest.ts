@@ -1,51 +1,68 @@
 // The REST passthrough routes (SPEC 4.5): one thin handler for the eight routes.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { DataPlaneService } from '../../services/data-plane.ts';
-import type { RowService, RestRequest } from '../../services/rows/rows.ts';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { CallerGuess, DataPlaneCaller, DataPlaneService } from '../../services/data-plane.ts';
+import type { RowService, RestRequest, RestResponse } from '../../services/rows/rows.ts';
 import { StaleGuess } from '../../services/data-plane.ts';
 import { dataCaller, userToken } from '../data-plane-auth.ts';
 import { bearer } from '../platform-auth.ts';
 
 type Params = { project_id: string; table: string; id?: string };
 
-export function restRoutes(app: FastifyInstance, dataPlane: DataPlaneService, rows: RowService): void {
-  const handler = async (req: FastifyRequest<{ Params: Params }>) => {
-    const { project_id: projectId, table, id } = req.params;
-    const qs = req.url.indexOf('?');
-    const request = {
-      projectId,
-      table,
-      rowId: id ?? null,
-      method: req.method as RestRequest['method'],
-      query: new URLSearchParams(qs >= 0 ? req.url.slice(qs + 1) : ''),
-      prefer: req.headers.prefer,
-      accept: req.headers.accept,
-      range: typeof req.headers.range === 'string' ? req.headers.range : undefined,
-      body: req.body,
-    };
-    // a read by credentials seen before assumes their caller and checks it in its own statement
-    const guess = req.method === 'GET' || req.method === 'HEAD' ? await dataPlane.guess(projectId, bearer(req), userToken(req)) : null;
-    if (guess) {
-      try {
-        return await rows.handle({ ...request, ...guess.caller, guess });
-      } catch (err) {
-        // an answer the guard did not confirm may be the guessed caller's, not this one's
-        if (guess.confirmed && !(err instanceof StaleGuess)) throw err;
-      }
-    }
-    return rows.handle({ ...request, ...(await dataCaller(req, projectId, dataPlane)) });
+/**
+ * Serves one passthrough request (also the supabase-js door, compat/data.ts). A read with a `guess`
+ * (credentials seen before) assumes their caller and checks it in its own statement; otherwise, or
+ * when the check fails, the caller is resolved first.
+ */
+export async function serveRest(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  rows: RowService,
+  caller: { guess: CallerGuess | null; resolve: () => Promise<DataPlaneCaller> },
+  target: { projectId: string; table: string; rowId: string | null },
+): Promise<FastifyReply> {
+  const qs = req.url.indexOf('?');
+  const request = {
+    ...target,
+    method: req.method as RestRequest['method'],
+    query: new URLSearchParams(qs >= 0 ? req.url.slice(qs + 1) : ''),
+    prefer: req.headers.prefer,
+    accept: req.headers.accept,
+    range: typeof req.headers.range === 'string' ? req.headers.range : undefined,
+    body: req.body,
   };
+  const res = await handleGuessed(rows, request, caller.guess) ?? await rows.handle({ ...request, ...(await caller.resolve()) });
+  for (const [k, v] of Object.entries(res.headers)) reply.header(k, v);
+  return reply.status(res.status).send(res.body);
+}
+
+/** The answer under a guessed caller, or null when there is none or its guard did not hold. */
+async function handleGuessed(rows: RowService, request: Omit<RestRequest, 'key' | 'auth'>, guess: CallerGuess | null): Promise<RestResponse | null> {
+  if (!guess || (request.method !== 'GET' && request.method !== 'HEAD')) return null;
+  try {
+    return await rows.handle({ ...request, ...guess.caller, guess });
+  } catch (err) {
+    // an answer the guard did not confirm may be the guessed caller's, not this one's
+    if (guess.confirmed && !(err instanceof StaleGuess)) throw err;
+    return null;
+  }
+}
+
+/** The native passthrough: `Authorization: Bearer <API key>`, optional `X-User-Token`. */
+export async function serveNativeRest(req: FastifyRequest, reply: FastifyReply, dataPlane: DataPlaneService, rows: RowService, params: Params): Promise<FastifyReply> {
+  const { project_id: projectId, table, id } = params;
+  const reads = req.method === 'GET' || req.method === 'HEAD';
+  const guess = reads ? await dataPlane.guess(projectId, bearer(req), userToken(req)) : null;
+  return serveRest(req, reply, rows, { guess, resolve: () => dataCaller(req, projectId, dataPlane) }, { projectId, table, rowId: id ?? null });
+}
+
+export function restRoutes(app: FastifyInstance, dataPlane: DataPlaneService, rows: RowService): void {
   const schema = { tags: ['rest passthrough'], security: [{ apiKey: [] }] };
   for (const url of ['/:project_id/rest/:table', '/:project_id/rest/:table/:id']) {
     app.route<{ Params: Params }>({
       method: ['GET', 'POST', 'PATCH', 'PUT', 'DELETE'],
       url,
       schema: { ...schema, summary: url.endsWith(':id') ? 'One row: get, update, replace, delete' : 'Rows: list, insert/upsert, bulk update, bulk delete' },
-      handler: async (req, reply) => {
-        const res = await handler(req);
-        for (const [k, v] of Object.entries(res.headers)) reply.header(k, v);
-        return reply.status(res.status).send(res.body);
-      },
+      handler: (req, reply) => serveNativeRest(req, reply, dataPlane, rows, req.params),
     });
   }
 }
