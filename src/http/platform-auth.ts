@@ -2,7 +2,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AccountService, Caller } from '../services/accounts.ts';
 import type { ProjectService } from '../services/projects.ts';
-import { notFound, unauthorized } from '../errors.ts';
+import { AppError } from '../errors.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -20,13 +20,13 @@ export function bearer(request: FastifyRequest): string | undefined {
 export function platformAuth(accounts: AccountService) {
   return async (request: FastifyRequest, _reply: FastifyReply): Promise<void> => {
     const token = bearer(request);
-    if (token === undefined) throw unauthorized('missing_token', 'A platform token is required (Authorization: Bearer <token>).');
+    if (token === undefined) throw new AppError('missing_token');
     request.caller = await accounts.authenticate(token);
   };
 }
 
 export function callerOf(request: FastifyRequest): Caller {
-  if (!request.caller) throw unauthorized();
+  if (!request.caller) throw new AppError('invalid_token.credential');
   return request.caller;
 }
 
@@ -39,7 +39,7 @@ export function ownedProject(projects: ProjectService) {
 export function existingProject(projects: ProjectService) {
   return async (id: string): Promise<string> => {
     const p = await projects.find(id);
-    if (!p) throw notFound('project');
+    if (!p) throw new AppError('not_found', { what: 'project' });
     return p.id;
   };
 }

@@ -8,7 +8,7 @@ import type { Engine } from '../storage/engine.ts';
 import { StoreMissing } from '../storage/engine.ts';
 import type { Clock } from '../lib/clock.ts';
 import { hashToken, isTokenShaped } from '../lib/tokens.ts';
-import { unauthorized } from '../errors.ts';
+import { AppError } from '../errors.ts';
 import type { ProjectService } from './projects.ts';
 import type { KeyCaller, KeyCheck, KeyService } from './keys.ts';
 import { authOf, toUser, type AuthContext, type EndUser } from './end-users.ts';
@@ -36,7 +36,7 @@ const KNOWN_PROJECTS = 10000;
 // no token hash equals this: an anonymous caller's session join finds nothing
 const NO_SESSION = '-';
 
-const invalidKey = () => unauthorized('invalid_api_key', 'The API key is unknown, revoked or expired.');
+const invalidKey = () => new AppError('invalid_api_key');
 
 export class DataPlaneService {
   /** projects seen to exist, least recently used first */
@@ -51,7 +51,7 @@ export class DataPlaneService {
 
   /** The caller of `projectId`, or 401 (no key, or one not valid for this project: also when the project does not exist). */
   async resolve(projectId: string, apiKey: string | undefined, userToken: string | undefined): Promise<DataPlaneCaller> {
-    if (apiKey === undefined) throw unauthorized('missing_api_key', 'A project API key is required (Authorization: Bearer <key>).');
+    if (apiKey === undefined) throw new AppError('missing_api_key');
     if (!isTokenShaped(apiKey) || !(await this.exists(projectId))) throw invalidKey();
     const now = this.clock.now();
     try {

@@ -12,7 +12,7 @@ import type { PasswordHasher } from '../lib/password.ts';
 import { hashToken, isTokenShaped } from '../lib/tokens.ts';
 import { issueSession } from './sessions.ts';
 import { charLength, normalizeEmail } from '../lib/validate.ts';
-import { AppError, conflict, invalid, notFound, unauthorized } from '../errors.ts';
+import { AppError } from '../errors.ts';
 import { checkEmail, checkPassword } from './accounts.ts';
 import type { LoginThrottle } from './login-throttle.ts';
 
@@ -117,7 +117,7 @@ export class EndUserService {
         return opts.session ? this.startSession(tx, user) : user;
       });
     } catch (err) {
-      if (err instanceof UniqueViolation) throw conflict('email_taken', 'A user with this email already exists.', { field: 'email' });
+      if (err instanceof UniqueViolation) throw new AppError('email_taken.user');
       throw err;
     }
   }
@@ -142,11 +142,11 @@ export class EndUserService {
         if (!fresh) return null;
         const user = toUser(fresh);
         if (mustConfirm && !user.email_verified)
-          throw new AppError(403, 'email_not_verified', 'The email address must be verified before logging in.', null, 'Use the link in the verification email, or request a new one with POST /{project_id}/auth/verify/resend.');
+          throw new AppError('email_not_verified');
         return this.startSession(tx, user);
       });
     });
-    if (!session) throw new AppError(401, 'invalid_credentials', 'The email or password is wrong.');
+    if (!session) throw new AppError('invalid_credentials.login');
     return session;
   }
 
@@ -166,7 +166,7 @@ export class EndUserService {
   /** Like resolve, for endpoints that need a logged-in user: 401 otherwise. */
   async require(projectId: string, token: string | undefined): Promise<{ user: EndUser; tokenHash: string }> {
     const found = await this.resolve(projectId, token);
-    if (!found) throw unauthorized('invalid_user_token', 'A valid end-user token is required (X-User-Token).');
+    if (!found) throw new AppError('invalid_user_token');
     return found;
   }
 
@@ -244,7 +244,7 @@ export class EndUserService {
         try {
           await db.run(`UPDATE ${users} SET email = ?, updated_at = ? WHERE id = ?`, [proof.email, now, userId]);
         } catch (err) {
-          if (err instanceof UniqueViolation) throw conflict('email_taken', 'A user with this email already exists.', { field: 'email' });
+          if (err instanceof UniqueViolation) throw new AppError('email_taken.user');
           throw err;
         }
         voidTokens = true;
@@ -263,18 +263,18 @@ export class EndUserService {
 
   private async get(db: Db, userId: number): Promise<EndUser> {
     const row = await db.get<UserRow>(`SELECT ${USER_COLUMNS} FROM ${db.t('_bp_users')} WHERE id = ?`, [userId]);
-    if (!row) throw notFound('end user');
+    if (!row) throw new AppError('not_found', { what: 'end user' });
     return toUser(row);
   }
 
   async setRole(projectId: string, userId: number, role: string | null): Promise<EndUser> {
     if (role !== null) {
-      if (role.length < 1 || charLength(role) > ROLE_MAX) throw invalid('role', role.length < 1 ? 'empty' : 'too_long', `A role has 1 to ${ROLE_MAX} characters, or is null.`);
-      if (/[\u0000-\u001f]/.test(role)) throw invalid('role', 'invalid_format', 'A role must not contain control characters.');
+      if (role.length < 1 || charLength(role) > ROLE_MAX) throw new AppError('validation_failed.role_length', { reason: role.length < 1 ? 'empty' : 'too_long', max: ROLE_MAX });
+      if (/[\u0000-\u001f]/.test(role)) throw new AppError('validation_failed.role_control');
     }
     const db = await this.engine.project(projectId);
     const res = await db.run(`UPDATE ${db.t('_bp_users')} SET role = ?, updated_at = ? WHERE id = ?`, [role, this.clock.now().toISOString(), userId]);
-    if (res.changes === 0) throw notFound('end user');
+    if (res.changes === 0) throw new AppError('not_found', { what: 'end user' });
     return this.get(db, userId);
   }
 
@@ -285,6 +285,6 @@ export class EndUserService {
       await tx.run(`DELETE FROM ${tx.t('_bp_user_sessions')} WHERE user_id = ?`, [userId]);
       return tx.run(`DELETE FROM ${tx.t('_bp_users')} WHERE id = ?`, [userId]);
     });
-    if (res.changes === 0) throw notFound('end user');
+    if (res.changes === 0) throw new AppError('not_found', { what: 'end user' });
   }
 }

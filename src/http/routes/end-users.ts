@@ -7,7 +7,7 @@ import type { EndUserService } from '../../services/end-users.ts';
 import type { EmailFlowService } from '../../services/email-flows.ts';
 import { platformAuth, ownedProject, existingProject } from '../platform-auth.ts';
 import { userToken } from '../data-plane-auth.ts';
-import { notFound, invalid } from '../../errors.ts';
+import { AppError } from '../../errors.ts';
 import * as S from '../schemas.ts';
 
 const security = [{ platformToken: [] }];
@@ -15,7 +15,7 @@ type P = { Params: { project_id: string } };
 
 function pageParam(raw: string | undefined, field: string, fallback: number, max: number): number {
   if (raw === undefined || raw === '') return fallback;
-  if (!/^\d{1,9}$/.test(raw)) throw invalid(field, 'invalid_format', `${field} must be a non-negative whole number.`);
+  if (!/^\d{1,9}$/.test(raw)) throw new AppError('validation_failed.page_param', { field });
   return Math.min(Number(raw), max);
 }
 
@@ -51,7 +51,7 @@ export function endUserRoutes(app: FastifyInstance, accounts: AccountService, pr
   const atags = ['end-user administration'];
   const project = ownedProject(projects);
   const userId = (raw: string) => {
-    if (!/^[1-9]\d{0,15}$/.test(raw) || !Number.isSafeInteger(Number(raw))) throw notFound('end user');
+    if (!/^[1-9]\d{0,15}$/.test(raw) || !Number.isSafeInteger(Number(raw))) throw new AppError('not_found', { what: 'end user' });
     return Number(raw);
   };
 

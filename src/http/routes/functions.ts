@@ -7,7 +7,7 @@ import type { DataPlaneService } from '../../services/data-plane.ts';
 import type { FunctionService } from '../../services/functions.ts';
 import { platformAuth, ownedProject } from '../platform-auth.ts';
 import { dataCaller } from '../data-plane-auth.ts';
-import { forbidden } from '../../errors.ts';
+import { AppError } from '../../errors.ts';
 import * as S from '../schemas.ts';
 
 const security = [{ platformToken: [] }];
@@ -47,7 +47,7 @@ export function functionRoutes(app: FastifyInstance, accounts: AccountService, p
   const invoke = async (req: FastifyRequest<Invoke>, reply: import('fastify').FastifyReply) => {
     const { project_id: projectId, name } = req.params;
     const { key, auth } = await dataCaller(req, projectId, dataPlane);
-    if (!key.permissions.has('function')) throw forbidden('insufficient_permission', "The API key lacks the 'function' permission.", { permission: 'function' });
+    if (!key.permissions.has('function')) throw new AppError('insufficient_permission', { permission: 'function' });
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(req.headers)) if (!HIDDEN_HEADERS.has(k) && typeof v === 'string') headers[k] = v;
     const res = await functions.invoke(
