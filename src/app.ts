@@ -21,6 +21,8 @@ import { emailTemplateRoutes } from './http/routes/email-templates.ts';
 import { emailFlowRoutes } from './http/routes/email-flows.ts';
 import { functionRoutes } from './http/routes/functions.ts';
 import { installCors } from './http/cors.ts';
+import { decoratePlatformRequest } from './http/platform-auth.ts';
+import { decorateDataPlaneRequest } from './http/data-plane-auth.ts';
 import { installRequestLog } from './http/request-log.ts';
 import { createLogger, type Logger } from './lib/logger.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './rest-query/values.ts';
@@ -49,6 +51,9 @@ export async function buildApp({ config, engine, services, logger }: AppDeps): P
   installErrorHandling(app);
   installRequestLog(app);
   installCors(app);
+  // the request context the auth hooks resolve once (http/platform-auth.ts, http/data-plane-auth.ts)
+  decoratePlatformRequest(app);
+  decorateDataPlaneRequest(app);
   await installOpenApi(app);
   registerRoutes(app, config, engine, services);
   await app.ready();
@@ -86,7 +91,6 @@ function installRequestGate(app: FastifyInstance): void {
     closing = true;
   });
 
-  app.decorateRequest('caller', null);
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-Id', request.id);
     if (closing) {

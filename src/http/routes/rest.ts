@@ -2,14 +2,14 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { DataPlaneService } from '../../services/data-plane.ts';
 import type { RowService, RestRequest } from '../../services/rows/rows.ts';
-import { dataCaller } from '../data-plane-auth.ts';
+import { dataCallerHook, dataCallerOf } from '../data-plane-auth.ts';
 
 type Params = { project_id: string; table: string; id?: string };
 
 export function restRoutes(app: FastifyInstance, dataPlane: DataPlaneService, rows: RowService): void {
   const handler = async (req: FastifyRequest<{ Params: Params }>) => {
     const { project_id: projectId, table, id } = req.params;
-    const { key, auth, version } = await dataCaller(req, projectId, dataPlane);
+    const { key, auth, version } = dataCallerOf(req);
     const qs = req.url.indexOf('?');
     return rows.handle({
       projectId,
@@ -27,11 +27,13 @@ export function restRoutes(app: FastifyInstance, dataPlane: DataPlaneService, ro
     });
   };
   const schema = { tags: ['rest passthrough'], security: [{ apiKey: [] }] };
+  const caller = dataCallerHook(dataPlane);
   for (const url of ['/:project_id/rest/:table', '/:project_id/rest/:table/:id']) {
     app.route<{ Params: Params }>({
       method: ['GET', 'POST', 'PATCH', 'PUT', 'DELETE'],
       url,
       schema: { ...schema, summary: url.endsWith(':id') ? 'One row: get, update, replace, delete' : 'Rows: list, insert/upsert, bulk update, bulk delete' },
+      preHandler: caller,
       handler: async (req, reply) => {
         const res = await handler(req);
         for (const [k, v] of Object.entries(res.headers)) reply.header(k, v);
