@@ -32,7 +32,7 @@ type Values = Readonly<Record<string, unknown>>;
 const HOLE = /\{\{(\w+)\}\}/g;
 const ALONE = /^\{\{(\w+)\}\}$/;
 
-export function fill(template: string, values: Values): string {
+function fill(template: string, values: Values): string {
   return template.replace(HOLE, (_, name: string) => String(values[name]));
 }
 

@@ -1,5 +1,6 @@
-// The single place errors become responses: AppError as is, schema failures as 422 naming the
-// field, framework body errors as 400/413/415, anything else as an opaque 500 with the request id.
+// The single place errors become responses: AppError as is (database failures are AppErrors made
+// in src/storage), schema failures as 422 naming the field, framework body errors as 400/413/415,
+// anything else as an opaque 500 with the request id.
 // Errors found before Fastify has a request (the HTTP parser's, CONNECT) are written raw on the
 // socket, in the same flat shape and with a request id.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -71,7 +72,8 @@ function send(reply: FastifyReply, err: AppError, status = err.status): void {
 
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError | AppError, request: FastifyRequest, reply: FastifyReply) => {
-    if (error instanceof StorageFailure) request.log.warn({ code: error.code, cause: error.why, url: request.url.split('?')[0] }, 'database failure');
+    // a store deleted meanwhile (a 404) is no failure of the database
+    if (error instanceof StorageFailure && error.status >= 500) request.log.warn({ code: error.code, cause: error.why, url: request.url.split('?')[0] }, 'database failure');
     if (error instanceof AppError) return send(reply, error);
     const e = error as FastifyError & { validation?: AjvError[]; validationContext?: string };
     if (e.validation) return send(reply, validationToAppError(e.validation, e.validationContext ?? 'body'));
