@@ -22,6 +22,8 @@ import { emailFlowRoutes } from './http/routes/email-flows.ts';
 import { functionRoutes } from './http/routes/functions.ts';
 import { supabaseCompatRoutes } from './http/routes/compat/index.ts';
 import { installCors } from './http/cors.ts';
+import { decoratePlatformRequest } from './http/platform-auth.ts';
+import { decorateDataPlaneRequest } from './http/data-plane-auth.ts';
 import { installRequestLog } from './http/request-log.ts';
 import { createLogger, type Logger } from './lib/logger.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './rest-query/values.ts';
@@ -50,6 +52,9 @@ export async function buildApp({ config, engine, services, logger }: AppDeps): P
   installErrorHandling(app);
   installRequestLog(app);
   installCors(app);
+  // the request context the auth hooks resolve once (http/platform-auth.ts, http/data-plane-auth.ts)
+  decoratePlatformRequest(app);
+  decorateDataPlaneRequest(app);
   await installOpenApi(app);
   registerRoutes(app, config, engine, services);
   await app.ready();
@@ -69,13 +74,8 @@ function createServer(config: Config, logger: Logger): FastifyInstance {
     routerOptions: { maxParamLength: 1000 },
     frameworkErrors: (error, request, reply) => {
       reply.header('X-Request-Id', request.id);
-      const status = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 404 : 400;
-      void (reply as unknown as import('fastify').FastifyReply).status(status).send({
-        code: status === 404 ? 'not_found' : 'bad_request',
-        message: status === 404 ? 'No such resource.' : 'The request URL is malformed.',
-        details: null,
-        hint: null,
-      });
+      const err = new AppError(error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'not_found.resource' : 'bad_request.url');
+      void (reply as unknown as import('fastify').FastifyReply).status(err.status).send(err.toJSON());
     },
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false } },
     // the parser's 400/408/431 and the 503 while closing in the flat shape too (installRequestGate)
@@ -92,12 +92,11 @@ function installRequestGate(app: FastifyInstance): void {
     closing = true;
   });
 
-  app.decorateRequest('caller', null);
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-Id', request.id);
     if (closing) {
       reply.header('Connection', 'close');
-      throw new AppError(503, 'shutting_down', 'The server is shutting down.', null, 'Retry the request: another node, or this one once restarted, will answer it.', { 'Retry-After': '1' });
+      throw new AppError('shutting_down');
     }
   });
 }
@@ -113,13 +112,13 @@ function installJsonBodyParser(app: FastifyInstance): void {
     try {
       parsed = JSON.parse(text);
     } catch {
-      return done(new AppError(400, 'invalid_json', 'The request body is not valid JSON.'), undefined);
+      return done(new AppError('invalid_json'), undefined);
     }
     if (nestsDeeperThan(parsed, MAX_JSON_DEPTH))
-      return done(new AppError(422, 'too_deep', `The request body nests deeper than ${MAX_JSON_DEPTH} levels.`), undefined);
+      return done(new AppError('too_deep.body', { max: MAX_JSON_DEPTH }), undefined);
     // No engine stores U+0000 in text (PostgreSQL refuses it): one rule for every field, here.
     if (text.includes('\\u0000') && containsNul(parsed))
-      return done(new AppError(422, 'nul_character', 'Text in the request body must not contain the NUL character (U+0000).'), undefined);
+      return done(new AppError('nul_character'), undefined);
     done(null, parsed);
   });
 }

@@ -1,6 +1,7 @@
 // Composition root: the only file that reads process.env.
 import { loadConfig } from './config.ts';
 import { engineOptions, openEngine } from './storage/open-engine.ts';
+import { StorageFailure } from './storage/engine.ts';
 import { buildServices } from './services/index.ts';
 import { buildApp } from './app.ts';
 import { systemClock } from './lib/clock.ts';
@@ -46,7 +47,8 @@ async function step<T>(what: string, fn: () => T | Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (err) {
-    fatal(`${what}${err instanceof Error ? err.message : String(err)}`);
+    // a database failure's message is the one for clients; the operator needs its cause
+    fatal(`${what}${err instanceof StorageFailure ? err.why : err instanceof Error ? err.message : String(err)}`);
   }
 }
 

@@ -63,7 +63,7 @@ export class Gate {
         queue.splice(queue.indexOf(wake), 1);
         if (queue.length === 0) this.queues.delete(key);
         this.forgetIfIdle(key);
-        reject(new AppError(503, 'function_busy', 'Too many functions are running; try again shortly.', null, null, { 'Retry-After': '1' }));
+        reject(new AppError('function_busy.queue'));
       }, this.maxWaitMs);
       const queue = this.queues.get(key);
       if (queue) queue.push(wake);

@@ -34,7 +34,9 @@ export interface PoolOptions {
   niceness: number;
 }
 
-const callError = (status: number, code: string, message: string) => JSON.stringify({ error: { status, code, message, details: null } });
+/** How a context.db call that failed reaches the function: the error's status, code, message and details. */
+export const callError = (err: AppError) => ({ error: { status: err.status, code: err.code, message: err.message, details: err.details ?? null } });
+const callErrorJson = (err: AppError) => JSON.stringify(callError(err));
 
 /**
  * Sets every thread of the process to `niceness`. Linux priority is per thread and a new thread
@@ -159,15 +161,15 @@ class Worker {
         // only the job that asked gets an answer; a finished job's late calls are dropped
         if (this.job === job) this.send({ type: 'db-reply', callId: m.callId, json });
       };
-      if (!job.bridge) return reply(callError(400, 'bad_request', 'There is no database here.'));
-      if (job.calls! >= DB_CALLS_TOTAL) return reply(callError(429, 'too_many_calls', `A function may make at most ${DB_CALLS_TOTAL} context.db calls.`));
-      if (job.inFlight! >= DB_CALLS_IN_FLIGHT) return reply(callError(429, 'too_many_calls', `At most ${DB_CALLS_IN_FLIGHT} context.db calls may run at once; await them.`));
-      if (Buffer.byteLength(m.json) > DB_CALL_MAX_BYTES) return reply(callError(413, 'payload_too_large', 'A context.db call is larger than 1 MiB.'));
+      if (!job.bridge) return reply(callErrorJson(new AppError('bad_request.no_database')));
+      if (job.calls! >= DB_CALLS_TOTAL) return reply(callErrorJson(new AppError('too_many_calls.total', { max: DB_CALLS_TOTAL })));
+      if (job.inFlight! >= DB_CALLS_IN_FLIGHT) return reply(callErrorJson(new AppError('too_many_calls.in_flight', { max: DB_CALLS_IN_FLIGHT })));
+      if (Buffer.byteLength(m.json) > DB_CALL_MAX_BYTES) return reply(callErrorJson(new AppError('payload_too_large.db_call')));
       job.calls!++;
       job.inFlight!++;
       job
         .bridge(m.json)
-        .catch(() => callError(500, 'internal_error', 'The database call failed.'))
+        .catch(() => callErrorJson(new AppError('internal_error.db_call')))
         .then((json) => {
           job.inFlight!--;
           reply(json);
@@ -216,7 +218,7 @@ export class SandboxPool {
 
   private submit(projectId: string, message: Exclude<ToWorker, { type: 'db-reply' }>, bridge: Bridge | null): Promise<unknown> {
     return this.gate.run(projectId, async () => {
-      if (this.closed) throw new AppError(503, 'function_busy', 'The service is shutting down.');
+      if (this.closed) throw new AppError('function_busy.closing');
       const worker = this.take();
       const id = ++this.nextId;
       try {

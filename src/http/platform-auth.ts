@@ -1,13 +1,21 @@
-// The platform-token guard: routes that register it get request.caller or a 401.
-import type { FastifyReply, FastifyRequest } from 'fastify';
+// The platform side of a request: the platform-token guard (request.caller or a 401) and, on the
+// routes below /projects/:id, the caller's project (request.project or a 404), each resolved once
+// by a hook so that route handlers only read them.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AccountService, Caller } from '../services/accounts.ts';
-import type { ProjectService } from '../services/projects.ts';
-import { notFound, unauthorized } from '../errors.ts';
+import type { Project, ProjectService } from '../services/projects.ts';
+import { AppError } from '../errors.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
     caller: Caller | null;
+    project: Project | null;
   }
+}
+
+export function decoratePlatformRequest(app: FastifyInstance): void {
+  app.decorateRequest('caller', null);
+  app.decorateRequest('project', null);
 }
 
 export function bearer(request: FastifyRequest): string | undefined {
@@ -17,29 +25,45 @@ export function bearer(request: FastifyRequest): string | undefined {
   return m ? m[1] : undefined;
 }
 
+/** onRequest hook: the platform token, before the body is read and validated. */
 export function platformAuth(accounts: AccountService) {
-  return async (request: FastifyRequest, _reply: FastifyReply): Promise<void> => {
+  return async (request: FastifyRequest): Promise<void> => {
     const token = bearer(request);
-    if (token === undefined) throw unauthorized('missing_token', 'A platform token is required (Authorization: Bearer <token>).');
+    if (token === undefined) throw new AppError('missing_token');
     request.caller = await accounts.authenticate(token);
   };
 }
 
 export function callerOf(request: FastifyRequest): Caller {
-  if (!request.caller) throw unauthorized();
+  if (!request.caller) throw new AppError('invalid_token.credential');
   return request.caller;
 }
 
-/** The caller's project named by `:id` (404 when it is missing or another owner's). */
-export function ownedProject(projects: ProjectService) {
-  return (req: { caller: unknown; params: { id: string } }) => projects.get(callerOf(req as never).account.id, req.params.id);
+/**
+ * The hooks of a route below /projects/:id: the platform token on request, then the caller's
+ * project after the body was validated (a preHandler), so that a malformed body is a 422 whoever
+ * owns the project, and another owner's project is a 404 like a missing one.
+ */
+export function ownedProjectRoute(accounts: AccountService, projects: ProjectService) {
+  return {
+    onRequest: platformAuth(accounts),
+    preHandler: async (request: FastifyRequest): Promise<void> => {
+      request.project = await projects.get(callerOf(request).account.id, (request.params as { id: string }).id);
+    },
+  };
+}
+
+/** The project the route's ownedProjectRoute hook resolved. */
+export function projectOf(request: FastifyRequest): Project {
+  if (!request.project) throw new Error(`${request.routeOptions.url ?? request.url} has no ownedProjectRoute hook`);
+  return request.project;
 }
 
 /** The id of the project named by `:project_id` on the unauthenticated end-user routes, or 404. */
 export function existingProject(projects: ProjectService) {
   return async (id: string): Promise<string> => {
     const p = await projects.find(id);
-    if (!p) throw notFound('project');
+    if (!p) throw new AppError('not_found', { what: 'project' });
     return p.id;
   };
 }

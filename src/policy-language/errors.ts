@@ -1,4 +1,8 @@
-/** The only error the policy language throws for bad input. `offending` is the exact source text at fault. */
+/**
+ * The only error the policy language throws for bad input. `offending` is the exact source text at
+ * fault. The language knows no HTTP: the policy service answers it as the table's 422
+ * `invalid_expression` (src/error-table.ts), with `offending` and `position` as details.
+ */
 export class PolicyError extends Error {
   readonly offending: string;
   readonly position: number;

@@ -42,7 +42,6 @@ import { type SelectItem, parseSelect } from './select-parser.ts';
 import type { ColumnInfo } from './values.ts';
 
 export { RestQueryError } from './errors.ts';
-export type { RestQueryStatus } from './errors.ts';
 export type { ColumnType, ColumnInfo, FilterOp, IsValue, Value } from './values.ts';
 export type { Filter } from './filter-parser.ts';
 export { filterToPolicy } from './filter-to-policy.ts';

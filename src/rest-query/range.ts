@@ -16,10 +16,7 @@ export function parseNonNegativeInt(param: 'limit' | 'offset', raw: string): num
 }
 
 function rangeNotSatisfiable(header: string, reason: string): RestQueryError {
-  return new RestQueryError(416, 'range_not_satisfiable', 'The requested range is not satisfiable.', {
-    range: header.length > 120 ? `${header.slice(0, 120)}…` : header,
-    reason,
-  });
+  return new RestQueryError('range_not_satisfiable', { range: header.length > 120 ? `${header.slice(0, 120)}…` : header, reason });
 }
 
 // Fixed pattern (never built from input), linear: optional unit, digits, '-', optional digits.

@@ -140,7 +140,7 @@ export function coerceValue(col: ColumnInfo, text: string): Value {
         throw invalidValue(col.name, 'not_json');
       }
       if (nestsDeeperThan(value, MAX_JSON_DEPTH))
-        throw new RestQueryError(422, 'too_deep', `The json value for column '${col.name}' nests deeper than ${MAX_JSON_DEPTH} levels.`, { column: col.name, limit: MAX_JSON_DEPTH });
+        throw new RestQueryError('too_deep.json_value', { column: col.name, limit: MAX_JSON_DEPTH });
       return text;
     }
     default:

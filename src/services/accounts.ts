@@ -7,7 +7,7 @@ import { newId } from '../lib/ids.ts';
 import { hashToken, isTokenShaped } from '../lib/tokens.ts';
 import { issueSession } from './sessions.ts';
 import { charLength, isEmail, normalizeEmail } from '../lib/validate.ts';
-import { AppError, conflict, invalid, unauthorized } from '../errors.ts';
+import { AppError } from '../errors.ts';
 import type { LoginThrottle } from './login-throttle.ts';
 
 export interface Account {
@@ -33,24 +33,22 @@ export const PASSWORD_MAX = 1024;
 
 export function checkPassword(password: string, field = 'password'): void {
   const length = charLength(password);
-  if (length < PASSWORD_MIN) throw invalid(field, 'too_short', `The ${field} must have at least ${PASSWORD_MIN} characters.`);
-  if (length > PASSWORD_MAX) throw invalid(field, 'too_long', `The ${field} must have at most ${PASSWORD_MAX} characters.`);
+  if (length < PASSWORD_MIN) throw new AppError('validation_failed.too_short', { field, what: field, min: PASSWORD_MIN });
+  if (length > PASSWORD_MAX) throw new AppError('validation_failed.too_long', { field, what: field, max: PASSWORD_MAX });
 }
 
 export function checkEmail(raw: string, field = 'email'): string {
   const email = normalizeEmail(raw);
-  if (!isEmail(email)) throw invalid(field, 'invalid_email', `The ${field} is not a valid email address.`);
+  if (!isEmail(email)) throw new AppError('validation_failed.invalid_email', { field });
   return email;
 }
 
 function checkName(raw: string): string {
   const name = raw.trim();
-  if (name.length < 1) throw invalid('name', 'empty', 'The name must not be empty.');
-  if (charLength(name) > 100) throw invalid('name', 'too_long', 'The name must have at most 100 characters.');
+  if (name.length < 1) throw new AppError('validation_failed.empty', { field: 'name', what: 'name' });
+  if (charLength(name) > 100) throw new AppError('validation_failed.too_long', { field: 'name', what: 'name', max: 100 });
   return name;
 }
-
-const invalidCredentials = () => new AppError(401, 'invalid_credentials', 'The email or password is wrong.');
 
 export class AccountService {
   private readonly db: Db;
@@ -86,7 +84,7 @@ export class AccountService {
         return this.startSession(tx, account);
       });
     } catch (err) {
-      if (err instanceof UniqueViolation) throw conflict('email_taken', 'An account with this email already exists.', { field: 'email' });
+      if (err instanceof UniqueViolation) throw new AppError('email_taken.account');
       throw err;
     }
   }
@@ -107,13 +105,13 @@ export class AccountService {
         return fresh ? this.startSession(tx, toAccount(fresh)) : null;
       });
     });
-    if (!session) throw invalidCredentials();
+    if (!session) throw new AppError('invalid_credentials.login');
     return session;
   }
 
   /** Resolves a bearer token to its account, or throws 401. Checks expiry on every call. */
   async authenticate(token: string | undefined): Promise<Caller> {
-    if (!token || !isTokenShaped(token)) throw unauthorized();
+    if (!token || !isTokenShaped(token)) throw new AppError('invalid_token.credential');
     const tokenHash = hashToken(token);
     const row = await this.db.get<Account>(
       `SELECT a.id, a.name, a.email, a.created_at FROM ${this.db.t('platform_sessions')} s
@@ -121,7 +119,7 @@ export class AccountService {
        WHERE s.token_hash = ? AND s.expires_at > ?`,
       [tokenHash, this.clock.now().toISOString()],
     );
-    if (!row) throw unauthorized();
+    if (!row) throw new AppError('invalid_token.credential');
     return { account: toAccount(row), tokenHash };
   }
 
@@ -145,13 +143,13 @@ export class AccountService {
     const sensitive = (email !== undefined && email !== caller.account.email) || input.password !== undefined;
     if (sensitive) {
       if (input.current_password === undefined)
-        throw invalid('current_password', 'required', 'Changing the email or password needs current_password.');
+        throw new AppError('validation_failed.current_password');
       const current = input.current_password;
       const proven = await this.throttle.attempt('platform-reauth', caller.account.id, ip, async () => {
         const row = await this.db.get<{ password_hash: string }>(`SELECT password_hash FROM ${this.db.t('accounts')} WHERE id = ?`, [caller.account.id]);
         return row && (await this.hasher.verify(row.password_hash, current)) ? true : null;
       });
-      if (!proven) throw new AppError(403, 'invalid_credentials', 'The current password is wrong.', { field: 'current_password' });
+      if (!proven) throw new AppError('invalid_credentials.current_password');
     }
     const passwordHash = input.password !== undefined ? await this.hasher.hash(input.password) : undefined;
     const now = this.clock.now().toISOString();
@@ -171,7 +169,7 @@ export class AccountService {
         }
       });
     } catch (err) {
-      if (err instanceof UniqueViolation) throw conflict('email_taken', 'An account with this email already exists.', { field: 'email' });
+      if (err instanceof UniqueViolation) throw new AppError('email_taken.account');
       throw err;
     }
     const row = await this.db.get<Account>(`SELECT id, name, email, created_at FROM ${this.db.t('accounts')} WHERE id = ?`, [

@@ -2,8 +2,8 @@
 // the one rule that decides which URL an email link may point to.
 import type { Engine } from '../storage/engine.ts';
 import type { Clock } from '../lib/clock.ts';
-import { invalid } from '../errors.ts';
-import { linkWithToken, matchesEntry, parseHttpUrl, type UrlProblem } from '../lib/redirect-url.ts';
+import { AppError } from '../errors.ts';
+import { linkWithToken, matchesEntry, parseHttpUrl } from '../lib/redirect-url.ts';
 
 export const REDIRECT_URLS_MAX = 20;
 
@@ -12,17 +12,9 @@ export interface AuthSettings {
   redirect_urls: string[];
 }
 
-const WHY: Record<UrlProblem, string> = {
-  not_a_url: 'is not an absolute URL',
-  not_http: 'must use http or https',
-  credentials: 'must not contain a user name or password',
-  too_long: 'is longer than 2048 characters',
-  query_or_fragment: 'must not contain a query or fragment (entries match on scheme, host, port and path)',
-};
-
 function checkEntry(value: string, field: string): string {
   const url = parseHttpUrl(value, { allowQuery: false });
-  if (typeof url === 'string') throw invalid(field, url, `${field} ${WHY[url]}.`);
+  if (typeof url === 'string') throw new AppError(`validation_failed.url_${url}`, { field });
   return url.href;
 }
 
@@ -47,11 +39,11 @@ export class AuthSettingsService {
     if (input.site_url !== undefined) next.site_url = input.site_url === null ? null : checkEntry(input.site_url, 'site_url');
     if (input.redirect_urls !== undefined) {
       if (input.redirect_urls.length > REDIRECT_URLS_MAX)
-        throw invalid('redirect_urls', 'too_many', `At most ${REDIRECT_URLS_MAX} redirect URLs are allowed.`);
+        throw new AppError('validation_failed.too_many_redirect_urls', { max: REDIRECT_URLS_MAX });
       const seen = new Set<string>();
       next.redirect_urls = input.redirect_urls.map((u, i) => {
         const href = checkEntry(u, `redirect_urls[${i}]`);
-        if (seen.has(href)) throw invalid(`redirect_urls[${i}]`, 'duplicate', `redirect_urls[${i}] is listed twice.`);
+        if (seen.has(href)) throw new AppError('validation_failed.url_listed_twice', { field: `redirect_urls[${i}]` });
         seen.add(href);
         return href;
       });
@@ -75,7 +67,7 @@ export class AuthSettingsService {
     const url = parseHttpUrl(requested, { allowQuery: true });
     const entries = [settings.site_url, ...settings.redirect_urls].filter((e): e is string => e !== null).map((e) => new URL(e));
     if (typeof url === 'string' || !entries.some((e) => matchesEntry(url, e)))
-      throw invalid('redirect_url', 'not_allowed', "redirect_url does not match the project's site URL or an allowed redirect URL.", 'invalid_redirect_url');
+      throw new AppError('invalid_redirect_url');
     return url.href;
   }
 

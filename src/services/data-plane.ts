@@ -11,7 +11,7 @@ import type { Engine, SqlParam } from '../storage/engine.ts';
 import { StoreMissing } from '../storage/engine.ts';
 import type { Clock } from '../lib/clock.ts';
 import { hashToken, isTokenShaped } from '../lib/tokens.ts';
-import { unauthorized } from '../errors.ts';
+import { AppError } from '../errors.ts';
 import type { ProjectService } from './projects.ts';
 import { LAST_USED_RESOLUTION_MS, type KeyCaller, type KeyCheck, type KeyService } from './keys.ts';
 import { authOf, toUser, type AuthContext, type EndUser } from './end-users.ts';
@@ -65,7 +65,7 @@ const NO_SESSION = '-';
 const sessionOf = (userToken: string | undefined) => (userToken !== undefined && isTokenShaped(userToken) ? hashToken(userToken) : NO_SESSION);
 const guessKey = (projectId: string, c: { keyHash: string; session: string }) => `${projectId} ${c.keyHash} ${c.session}`;
 
-const invalidKey = () => unauthorized('invalid_api_key', 'The API key is unknown, revoked or expired.');
+const invalidKey = () => new AppError('invalid_api_key');
 
 export class DataPlaneService {
   /** projects seen to exist, least recently used first */
@@ -82,7 +82,7 @@ export class DataPlaneService {
 
   /** The caller of `projectId`, or 401 (no key, or one not valid for this project: also when the project does not exist). */
   async resolve(projectId: string, apiKey: string | undefined, userToken: string | undefined): Promise<DataPlaneCaller> {
-    if (apiKey === undefined) throw unauthorized('missing_api_key', 'A project API key is required (Authorization: Bearer <key>).');
+    if (apiKey === undefined) throw new AppError('missing_api_key');
     if (!isTokenShaped(apiKey) || !(await this.exists(projectId))) throw invalidKey();
     const now = this.clock.now();
     const credentials = { keyHash: hashToken(apiKey), session: sessionOf(userToken) };

@@ -7,7 +7,7 @@ import type { Clock } from '../lib/clock.ts';
 import type { SecretBox } from '../lib/secret-box.ts';
 import { checkHost, HostRejected } from '../lib/net-guard.ts';
 import { charLength, isEmail, normalizeEmail } from '../lib/validate.ts';
-import { AppError, invalid } from '../errors.ts';
+import { AppError } from '../errors.ts';
 import { DeliveryError, type Mailer, type SmtpSettings } from '../email/mailer.ts';
 import { escapeHtml } from '../email/templates.ts';
 
@@ -69,10 +69,10 @@ export interface ProjectMailer {
   mailer: Mailer;
 }
 
-function hostProblem(reason: HostRejected['reason']): string {
-  if (reason === 'single_label') return 'smtp_host must be a fully qualified host name, not a single label.';
-  if (reason === 'localhost' || reason === 'private_address') return 'smtp_host must be a public host name or public IP address.';
-  return 'smtp_host is not a valid host name or IP address.';
+function hostProblem(reason: HostRejected['reason']) {
+  if (reason === 'single_label') return 'validation_failed.smtp_host_single_label' as const;
+  if (reason === 'localhost' || reason === 'private_address') return 'validation_failed.smtp_host_private' as const;
+  return 'validation_failed.smtp_host_invalid' as const;
 }
 
 export class EmailConfigService {
@@ -118,12 +118,12 @@ export class EmailConfigService {
     const seal = (plain: string | undefined, field: string, stored: string | null): string | null => {
       if (plain === undefined) return stored;
       if (plain === '') return null;
-      if (charLength(plain) > SECRET_MAX) throw invalid(field, 'too_long', `${field} must have at most ${SECRET_MAX} characters.`);
+      if (charLength(plain) > SECRET_MAX) throw new AppError('validation_failed.secret_too_long', { field, max: SECRET_MAX });
       return this.secrets.seal(plain, `${projectId}:${field}`);
     };
     const provider = input.provider ?? cur?.provider;
-    if (provider === undefined) throw invalid('provider', 'required', "provider is required: 'smtp' or 'emailapi'.");
-    if (provider !== 'smtp' && provider !== 'emailapi') throw invalid('provider', 'not_allowed', "provider must be 'smtp' or 'emailapi'.");
+    if (provider === undefined) throw new AppError('validation_failed.provider_required');
+    if (provider !== 'smtp' && provider !== 'emailapi') throw new AppError('validation_failed.provider');
     const next: Row = {
       provider,
       from_address: input.from_address !== undefined ? normalizeEmail(input.from_address) : (cur?.from_address ?? ''),
@@ -136,30 +136,30 @@ export class EmailConfigService {
       emailapi_api_key_sealed: seal(input.emailapi_api_key, 'emailapi_api_key', cur?.emailapi_api_key_sealed ?? null),
       require_email_confirmation: input.require_email_confirmation ?? Boolean(cur?.require_email_confirmation ?? false),
     };
-    if (next.from_address === '') throw invalid('from_address', 'required', 'from_address is required.');
-    if (!isEmail(next.from_address)) throw invalid('from_address', 'invalid_format', 'from_address must be an email address.');
+    if (next.from_address === '') throw new AppError('validation_failed.missing', { field: 'from_address' });
+    if (!isEmail(next.from_address)) throw new AppError('validation_failed.not_email', { field: 'from_address' });
     if (charLength(next.from_name) > 100 || /[\r\n<>"]/.test(next.from_name))
-      throw invalid('from_name', 'invalid_format', 'from_name must have at most 100 characters and no line breaks, quotes or angle brackets.');
+      throw new AppError('validation_failed.from_name');
     if (next.smtp_host !== null) {
       try {
         next.smtp_host = checkHost(next.smtp_host, { allowPrivate: this.allowPrivateHosts }).host;
       } catch (err) {
-        if (err instanceof HostRejected) throw invalid('smtp_host', err.reason, hostProblem(err.reason));
+        if (err instanceof HostRejected) throw new AppError(hostProblem(err.reason), { reason: err.reason });
         throw err;
       }
     }
     if (next.smtp_port !== null && !(SMTP_PORTS as readonly number[]).includes(next.smtp_port))
-      throw invalid('smtp_port', 'not_allowed', `smtp_port must be one of ${SMTP_PORTS.join(', ')}.`);
+      throw new AppError('validation_failed.one_of', { field: 'smtp_port', allowed: SMTP_PORTS.join(', ') });
     if (next.smtp_encryption !== null && !(ENCRYPTIONS as readonly string[]).includes(next.smtp_encryption))
-      throw invalid('smtp_encryption', 'not_allowed', `smtp_encryption must be one of ${ENCRYPTIONS.join(', ')}.`);
+      throw new AppError('validation_failed.one_of', { field: 'smtp_encryption', allowed: ENCRYPTIONS.join(', ') });
     if (next.smtp_username !== null && (charLength(next.smtp_username) > 320 || /[\r\n]/.test(next.smtp_username)))
-      throw invalid('smtp_username', 'invalid_format', 'smtp_username must have at most 320 characters and no line breaks.');
+      throw new AppError('validation_failed.smtp_username');
     if (provider === 'smtp') {
       for (const field of ['smtp_host', 'smtp_port', 'smtp_encryption'] as const) {
-        if (next[field] === null) throw invalid(field, 'required', `${field} is required when provider is 'smtp'.`);
+        if (next[field] === null) throw new AppError('validation_failed.required_for_provider', { field, provider: 'smtp' });
       }
     } else if (next.emailapi_api_key_sealed === null) {
-      throw invalid('emailapi_api_key', 'required', "emailapi_api_key is required when provider is 'emailapi'.");
+      throw new AppError('validation_failed.required_for_provider', { field: 'emailapi_api_key', provider: 'emailapi' });
     }
     const db = await this.engine.project(projectId);
     const values = [next.provider, next.from_address, next.from_name, next.smtp_host, next.smtp_port, next.smtp_username, next.smtp_encryption,
@@ -195,16 +195,16 @@ export class EmailConfigService {
   /** POST email-config/test: 200 { sent: true }, 422 without a provider, 502 with a short reason. */
   async sendTest(projectId: string, projectName: string, to: string): Promise<{ sent: true }> {
     const address = normalizeEmail(to);
-    if (!isEmail(address)) throw invalid('to', 'invalid_format', 'to must be an email address.');
+    if (!isEmail(address)) throw new AppError('validation_failed.not_email', { field: 'to' });
     const pm = await this.mailerFor(projectId);
-    if (!pm) throw new AppError(422, 'email_not_configured', 'The project has no email provider configured.');
+    if (!pm) throw new AppError('email_not_configured');
     const subject = `Test email from ${projectName}`.replace(/[\r\n]+/g, ' ');
     const text = `This is a test email from ${projectName}. The email configuration works.`;
     const html = `<p>${escapeHtml(text)}</p>`;
     try {
       await pm.mailer.send({ from: pm.from, to: address, subject, html, text });
     } catch (err) {
-      if (err instanceof DeliveryError) throw new AppError(502, 'email_delivery_failed', `The test email was not sent: ${err.message}.`, { reason: err.reason });
+      if (err instanceof DeliveryError) throw new AppError('email_delivery_failed', { cause: err.message, reason: err.reason });
       throw err;
     }
     return { sent: true };

@@ -5,7 +5,7 @@
 // sent after the response, in the background, so the answer takes the same time either way and a
 // slow or failing provider never delays or changes it; delivery failures are logged (reason only).
 import type { Db, Engine } from '../storage/engine.ts';
-import { AppError, badRequest } from '../errors.ts';
+import { AppError } from '../errors.ts';
 import { checkEmail, checkPassword } from './accounts.ts';
 import type { PasswordHasher } from '../lib/password.ts';
 import type { AuthSettingsService } from './auth-settings.ts';
@@ -24,7 +24,7 @@ export interface FlowLog {
 const OK = Object.freeze({ ok: true as const });
 
 function invalidToken(): AppError {
-  return badRequest('invalid_token', 'The token is unknown, expired, already used, or not for this action.');
+  return new AppError('invalid_token.purpose');
 }
 
 export class EmailFlowService {

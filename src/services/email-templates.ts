@@ -1,7 +1,7 @@
 // A project's email templates (SPEC 4.10, CONTRACT §7): a custom override per key, or the default.
 import type { Engine } from '../storage/engine.ts';
 import type { Clock } from '../lib/clock.ts';
-import { invalid, notFound } from '../errors.ts';
+import { AppError } from '../errors.ts';
 import { defaultTemplate, isTemplateKey, render, renderPreview, sampleValues, templateLengthError, TEMPLATE_KEYS, type Template, type TemplateKey, type TemplateValues } from '../email/templates.ts';
 
 export interface TemplateView {
@@ -12,16 +12,16 @@ export interface TemplateView {
 }
 
 function checkKey(key: string): TemplateKey {
-  if (!isTemplateKey(key)) throw notFound('template');
+  if (!isTemplateKey(key)) throw new AppError('not_found', { what: 'template' });
   return key;
 }
 
 function checkTemplate(t: Template): Template {
-  if (t.subject.trim() === '') throw invalid('subject', 'empty', 'The subject must not be empty.');
-  if (t.body.trim() === '') throw invalid('body', 'empty', 'The body must not be empty.');
-  if (/[\r\n]/.test(t.subject)) throw invalid('subject', 'invalid_format', 'The subject must be one line.');
+  if (t.subject.trim() === '') throw new AppError('validation_failed.empty', { field: 'subject', what: 'subject' });
+  if (t.body.trim() === '') throw new AppError('validation_failed.empty', { field: 'body', what: 'body' });
+  if (/[\r\n]/.test(t.subject)) throw new AppError('validation_failed.subject_one_line');
   const tooLong = templateLengthError(t);
-  if (tooLong) throw invalid(tooLong.field, 'too_long', `The ${tooLong.field} must have at most ${tooLong.max} characters.`);
+  if (tooLong) throw new AppError('validation_failed.too_long', { field: tooLong.field, what: tooLong.field, max: tooLong.max });
   return t;
 }
 
@@ -84,6 +84,6 @@ export class EmailTemplateService {
 }
 
 function checkPreviewKey(key: string): TemplateKey {
-  if (!isTemplateKey(key)) throw invalid('key', 'not_allowed', `key must be one of ${TEMPLATE_KEYS.join(', ')}.`);
+  if (!isTemplateKey(key)) throw new AppError('validation_failed.one_of', { field: 'key', allowed: TEMPLATE_KEYS.join(', ') });
   return key;
 }

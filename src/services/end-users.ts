@@ -12,7 +12,7 @@ import type { PasswordHasher } from '../lib/password.ts';
 import { hashToken, isTokenShaped } from '../lib/tokens.ts';
 import { issueSession } from './sessions.ts';
 import { charLength, normalizeEmail } from '../lib/validate.ts';
-import { AppError, conflict, invalid, notFound, unauthorized } from '../errors.ts';
+import { AppError } from '../errors.ts';
 import { checkEmail, checkPassword } from './accounts.ts';
 import type { LoginThrottle } from './login-throttle.ts';
 
@@ -119,7 +119,7 @@ export class EndUserService {
         return opts.session ? this.startSession(tx, user) : user;
       });
     } catch (err) {
-      if (err instanceof UniqueViolation) throw conflict('email_taken', 'A user with this email already exists.', { field: 'email' });
+      if (err instanceof UniqueViolation) throw new AppError('email_taken.user');
       throw err;
     }
   }
@@ -144,11 +144,11 @@ export class EndUserService {
         if (!fresh) return null;
         const user = toUser(fresh);
         if (mustConfirm && !user.email_verified)
-          throw new AppError(403, 'email_not_verified', 'The email address must be verified before logging in.', null, 'Use the link in the verification email, or request a new one with POST /{project_id}/auth/verify/resend.');
+          throw new AppError('email_not_verified');
         return this.startSession(tx, user);
       });
     });
-    if (!session) throw new AppError(401, 'invalid_credentials', 'The email or password is wrong.');
+    if (!session) throw new AppError('invalid_credentials.login');
     return session;
   }
 
@@ -168,7 +168,7 @@ export class EndUserService {
   /** Like resolve, for endpoints that need a logged-in user: 401 otherwise. */
   async require(projectId: string, token: string | undefined): Promise<{ user: EndUser; tokenHash: string }> {
     const found = await this.resolve(projectId, token);
-    if (!found) throw unauthorized('invalid_user_token', 'A valid end-user token is required (X-User-Token).');
+    if (!found) throw new AppError('invalid_user_token');
     return found;
   }
 
@@ -211,7 +211,7 @@ export class EndUserService {
     if (input.current_password === undefined) {
       const s = await db.get<{ created_at: string }>(`SELECT created_at FROM ${db.t('_bp_user_sessions')} WHERE token_hash = ?`, [session.tokenHash]);
       if (!s || this.clock.now().getTime() - Date.parse(s.created_at) > REAUTH_WINDOW_MS)
-        throw new AppError(403, 'reauthentication_needed', 'Setting a new password needs current_password once the session is older than 15 minutes.', { field: 'current_password' });
+        throw new AppError('reauthentication_needed');
     } else {
       const current = input.current_password;
       checked = await this.throttle.attempt(`project-reauth:${projectId}`, String(userId), ip, async () => {
@@ -219,12 +219,12 @@ export class EndUserService {
         const stored = row && row.password_hash !== VOID_PASSWORD ? row.password_hash : null;
         return stored !== null && (await this.hasher.verify(stored, current)) ? stored : null;
       });
-      if (checked === null) throw new AppError(403, 'invalid_credentials', 'The current password is wrong.', { field: 'current_password' });
+      if (checked === null) throw new AppError('invalid_credentials.current_password');
     }
     const hash = await this.hasher.hash(input.password);
     return db.tx(async (tx) => {
       const user = await this.lock(tx, userId);
-      if (!user || !(await this.holdsSession(tx, userId, session.tokenHash))) throw unauthorized('invalid_user_token', 'The session has ended.');
+      if (!user || !(await this.holdsSession(tx, userId, session.tokenHash))) throw new AppError('invalid_user_token.ended');
       // a checked password must still be the stored one: a reset or verification meanwhile wins
       const res = await tx.run(`UPDATE ${tx.t('_bp_users')} SET password_hash = ?, updated_at = ? WHERE id = ?${checked === null ? '' : ' AND password_hash = ?'}`, [
         hash,
@@ -232,7 +232,7 @@ export class EndUserService {
         userId,
         ...(checked === null ? [] : [checked]),
       ]);
-      if (res.changes !== 1) throw new AppError(403, 'invalid_credentials', 'The current password is wrong.', { field: 'current_password' });
+      if (res.changes !== 1) throw new AppError('invalid_credentials.current_password');
       await tx.run(`DELETE FROM ${tx.t('_bp_user_sessions')} WHERE user_id = ? AND token_hash <> ?`, [userId, session.tokenHash]);
       await tx.run(`DELETE FROM ${tx.t('_bp_email_tokens')} WHERE user_id = ?`, [userId]);
       return user;
@@ -308,7 +308,7 @@ export class EndUserService {
         try {
           await db.run(`UPDATE ${users} SET email = ?, updated_at = ? WHERE id = ?`, [proof.email, now, userId]);
         } catch (err) {
-          if (err instanceof UniqueViolation) throw conflict('email_taken', 'A user with this email already exists.', { field: 'email' });
+          if (err instanceof UniqueViolation) throw new AppError('email_taken.user');
           throw err;
         }
         voidTokens = true;
@@ -327,18 +327,18 @@ export class EndUserService {
 
   private async get(db: Db, userId: number): Promise<EndUser> {
     const row = await db.get<UserRow>(`SELECT ${USER_COLUMNS} FROM ${db.t('_bp_users')} WHERE id = ?`, [userId]);
-    if (!row) throw notFound('end user');
+    if (!row) throw new AppError('not_found', { what: 'end user' });
     return toUser(row);
   }
 
   async setRole(projectId: string, userId: number, role: string | null): Promise<EndUser> {
     if (role !== null) {
-      if (role.length < 1 || charLength(role) > ROLE_MAX) throw invalid('role', role.length < 1 ? 'empty' : 'too_long', `A role has 1 to ${ROLE_MAX} characters, or is null.`);
-      if (/[\u0000-\u001f]/.test(role)) throw invalid('role', 'invalid_format', 'A role must not contain control characters.');
+      if (role.length < 1 || charLength(role) > ROLE_MAX) throw new AppError('validation_failed.role_length', { reason: role.length < 1 ? 'empty' : 'too_long', max: ROLE_MAX });
+      if (/[\u0000-\u001f]/.test(role)) throw new AppError('validation_failed.role_control');
     }
     const db = await this.engine.project(projectId);
     const res = await db.run(`UPDATE ${db.t('_bp_users')} SET role = ?, updated_at = ? WHERE id = ?`, [role, this.clock.now().toISOString(), userId]);
-    if (res.changes === 0) throw notFound('end user');
+    if (res.changes === 0) throw new AppError('not_found', { what: 'end user' });
     return this.get(db, userId);
   }
 
@@ -349,6 +349,6 @@ export class EndUserService {
       await tx.run(`DELETE FROM ${tx.t('_bp_user_sessions')} WHERE user_id = ?`, [userId]);
       return tx.run(`DELETE FROM ${tx.t('_bp_users')} WHERE id = ?`, [userId]);
     });
-    if (res.changes === 0) throw notFound('end user');
+    if (res.changes === 0) throw new AppError('not_found', { what: 'end user' });
   }
 }

@@ -1,15 +1,15 @@
 // Edge functions (CONTRACT §8): owner-deployed JavaScript modules, stored in the project's own
 // store and run per request in a fresh isolate. `context.db` reaches the project's tables through
 // the passthrough's own RowService, as the calling end user, under the same policies.
-import type { Engine } from '../storage/engine.ts';
+import { StorageFailure, type Engine } from '../storage/engine.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { AuthContext } from './end-users.ts';
 import type { KeyCaller, Permission } from './keys.ts';
 import type { RestRequest, RowService } from './rows/rows.ts';
-import { AppError, invalid, notFound } from '../errors.ts';
+import { AppError } from '../errors.ts';
 import { NAME_RE } from '../lib/validate.ts';
 import { FunctionFailure, FunctionInvalid, type FunctionRequest, type FunctionResponse } from '../functions/sandbox.ts';
-import type { SandboxPool } from '../functions/pool.ts';
+import { callError, type SandboxPool } from '../functions/pool.ts';
 
 export const CODE_MAX_BYTES = 256 * 1024;
 
@@ -25,7 +25,7 @@ const OPS: Record<string, RestRequest['method']> = { select: 'GET', insert: 'POS
 const TABLE_PERMISSIONS: ReadonlySet<Permission> = new Set(['select', 'insert', 'update', 'delete']);
 
 function checkName(name: string): string {
-  if (!NAME_RE.test(name)) throw invalid('name', 'invalid_format', 'A function name matches ^[a-z_][a-z0-9_]{0,62}$.');
+  if (!NAME_RE.test(name)) throw new AppError('validation_failed.function_name');
   return name;
 }
 
@@ -65,26 +65,26 @@ export class FunctionService {
   }
 
   async get(projectId: string, name: string): Promise<FunctionInfo & { code: string }> {
-    if (!NAME_RE.test(name)) throw notFound('function');
+    if (!NAME_RE.test(name)) throw new AppError('not_found', { what: 'function' });
     const db = await this.engine.project(projectId);
     const r = await db.get<{ name: string; code: string; created_at: string; updated_at: string }>(
       `SELECT name, code, created_at, updated_at FROM ${db.t('_bp_functions')} WHERE name = ?`,
       [name],
     );
-    if (!r) throw notFound('function');
+    if (!r) throw new AppError('not_found', { what: 'function' });
     return { name: r.name, size: Buffer.byteLength(r.code), created_at: r.created_at, updated_at: r.updated_at, code: r.code };
   }
 
   /** Creates or replaces; the code must compile, import nothing and export a default function. */
   async deploy(projectId: string, rawName: string, code: string): Promise<{ created: boolean; fn: FunctionInfo & { code: string } }> {
     const name = checkName(rawName);
-    if (Buffer.byteLength(code) > CODE_MAX_BYTES) throw invalid('code', 'too_long', `The code must be at most ${CODE_MAX_BYTES} bytes.`);
-    if (code.trim() === '') throw invalid('code', 'empty', 'The code must not be empty.');
+    if (Buffer.byteLength(code) > CODE_MAX_BYTES) throw new AppError('validation_failed.code_too_long', { max: CODE_MAX_BYTES });
+    if (code.trim() === '') throw new AppError('validation_failed.empty', { field: 'code', what: 'code' });
     try {
       await this.pool.check(projectId, code);
     } catch (err) {
-      if (err instanceof FunctionInvalid) throw new AppError(422, 'invalid_function', err.message.slice(0, 1000), { field: 'code', reason: 'invalid_function' });
-      if (err instanceof FunctionFailure) throw new AppError(422, 'invalid_function', `The module failed while loading: ${err.message}`, { field: 'code', reason: err.code });
+      if (err instanceof FunctionInvalid) throw new AppError('invalid_function', { message: err.message.slice(0, 1000) });
+      if (err instanceof FunctionFailure) throw new AppError('invalid_function.load', { message: err.message, reason: err.code });
       throw err;
     }
     const db = await this.engine.project(projectId);
@@ -99,10 +99,10 @@ export class FunctionService {
   }
 
   async remove(projectId: string, name: string): Promise<void> {
-    if (!NAME_RE.test(name)) throw notFound('function');
+    if (!NAME_RE.test(name)) throw new AppError('not_found', { what: 'function' });
     const db = await this.engine.project(projectId);
     const res = await db.run(`DELETE FROM ${db.t('_bp_functions')} WHERE name = ?`, [name]);
-    if (res.changes === 0) throw notFound('function');
+    if (res.changes === 0) throw new AppError('not_found', { what: 'function' });
   }
 
   async invoke(projectId: string, name: string, request: FunctionRequest, key: KeyCaller, auth: AuthContext | null): Promise<FunctionResponse> {
@@ -112,11 +112,7 @@ export class FunctionService {
     try {
       return await this.pool.run(projectId, fn.code, request, auth, bridge);
     } catch (err) {
-      if (err instanceof FunctionFailure) {
-        const status = err.code === 'function_timeout' ? 504 : 500;
-        // (function_response_too_large is a 500 too: the function broke its contract)
-        throw new AppError(status, err.code, err.message, err.detail === null ? null : { error: err.detail });
-      }
+      if (err instanceof FunctionFailure) throw new AppError(err.code, { message: err.message, details: err.detail === null ? null : { error: err.detail } });
       throw err;
     }
   }
@@ -127,12 +123,12 @@ export class FunctionService {
     try {
       call = JSON.parse(json);
     } catch {
-      return { error: { status: 400, code: 'bad_request', message: 'The call is not JSON.', details: null } };
+      return callError(new AppError('bad_request.call_not_json'));
     }
     const method = typeof call.op === 'string' ? OPS[call.op] : undefined;
     const query = queryOf(call.query);
     if (!method || typeof call.table !== 'string' || query === null)
-      return { error: { status: 400, code: 'bad_request', message: 'Use db.select/insert/update/delete(table, ...) with a query object or string.', details: null } };
+      return callError(new AppError('bad_request.call_shape'));
     try {
       const res = await this.rows.handle({
         projectId,
@@ -149,9 +145,10 @@ export class FunctionService {
       });
       return { data: res.body ?? null };
     } catch (err) {
-      if (err instanceof AppError) return { error: { status: err.status, code: err.code, message: err.message, details: err.details ?? null } };
-      // e.g. the project was deleted meanwhile: the function sees a failed call, the service goes on
-      return { error: { status: 500, code: 'internal_error', message: 'The database call failed.', details: null } };
+      // a failure of the database itself (the project was deleted meanwhile, say) is an opaque failed
+      // call: the function sees it, the service goes on
+      if (err instanceof AppError && !(err instanceof StorageFailure)) return callError(err);
+      return callError(new AppError('internal_error.db_call'));
     }
   }
 }

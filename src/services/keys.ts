@@ -4,7 +4,7 @@ import type { Db, Engine } from '../storage/engine.ts';
 import type { Clock } from '../lib/clock.ts';
 import { newId, isId } from '../lib/ids.ts';
 import { newToken, hashToken } from '../lib/tokens.ts';
-import { invalid, notFound, unauthorized } from '../errors.ts';
+import { AppError } from '../errors.ts';
 import { charLength } from '../lib/validate.ts';
 import { parseTimestamp } from '../lib/temporal.ts';
 
@@ -69,20 +69,20 @@ export class KeyService {
 
   async create(projectId: string, input: { name: string; permissions: string[]; expires_at?: string | null }): Promise<ApiKey & { key: string }> {
     const name = input.name.trim();
-    if (name.length < 1 || charLength(name) > 100) throw invalid('name', name.length < 1 ? 'empty' : 'too_long', 'The key name must have 1 to 100 characters.');
-    if (input.permissions.length === 0) throw invalid('permissions', 'empty', 'A key needs at least one permission.');
+    if (name.length < 1 || charLength(name) > 100) throw new AppError('validation_failed.key_name', { reason: name.length < 1 ? 'empty' : 'too_long' });
+    if (input.permissions.length === 0) throw new AppError('validation_failed.no_permission');
     for (const [i, p] of input.permissions.entries()) {
       if (!(PERMISSIONS as readonly string[]).includes(p))
-        throw invalid(`permissions[${i}]`, 'not_allowed', `Unknown permission '${String(p).slice(0, 40)}'; allowed: ${PERMISSIONS.join(', ')}.`);
-      if (input.permissions.indexOf(p) !== i) throw invalid(`permissions[${i}]`, 'duplicate', `The permission '${p}' is listed twice.`);
+        throw new AppError('validation_failed.unknown_permission', { field: `permissions[${i}]`, permission: String(p).slice(0, 40), allowed: PERMISSIONS.join(', ') });
+      if (input.permissions.indexOf(p) !== i) throw new AppError('validation_failed.listed_twice', { field: `permissions[${i}]`, what: 'permission', value: p });
     }
     const now = this.clock.now();
     let expiresAt: string | null = null;
     if (input.expires_at !== undefined && input.expires_at !== null) {
       const iso = parseTimestamp(input.expires_at, { requireZone: true });
-      if (iso === null) throw invalid('expires_at', 'invalid_format', 'expires_at must be an ISO-8601 date-time with a time zone.');
+      if (iso === null) throw new AppError('validation_failed.expires_at_format');
       const ms = Date.parse(iso);
-      if (ms <= now.getTime()) throw invalid('expires_at', 'in_the_past', 'expires_at must be in the future.');
+      if (ms <= now.getTime()) throw new AppError('validation_failed.expires_at_past');
       expiresAt = new Date(ms).toISOString();
     }
     const key = newToken();
@@ -104,10 +104,10 @@ export class KeyService {
   }
 
   async revoke(projectId: string, keyId: string): Promise<void> {
-    if (!isId(keyId)) throw notFound('key');
+    if (!isId(keyId)) throw new AppError('not_found', { what: 'key' });
     const db = await this.engine.project(projectId);
     const res = await db.run(`DELETE FROM ${db.t('_bp_keys')} WHERE id = ?`, [keyId]);
-    if (res.changes === 0) throw notFound('key');
+    if (res.changes === 0) throw new AppError('not_found', { what: 'key' });
   }
 
   /**
@@ -117,7 +117,7 @@ export class KeyService {
    */
   async accept(db: Db, row: KeyCheck | null, now: Date): Promise<KeyCaller> {
     if (!row || (row.expires_at !== null && Date.parse(row.expires_at) <= now.getTime()))
-      throw unauthorized('invalid_api_key', 'The API key is unknown, revoked or expired.');
+      throw new AppError('invalid_api_key');
     if (row.last_used_at === null || now.getTime() - Date.parse(row.last_used_at) > LAST_USED_RESOLUTION_MS)
       await db.runBestEffort(`UPDATE ${db.t('_bp_keys')} SET last_used_at = ? WHERE id = ?`, [now.toISOString(), row.id]);
     return { keyId: row.id, permissions: new Set(JSON.parse(row.permissions) as Permission[]) };

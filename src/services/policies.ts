@@ -4,7 +4,7 @@
 import type { Db, Engine, Sql } from '../storage/engine.ts';
 import type { Clock } from '../lib/clock.ts';
 import { newId, isId } from '../lib/ids.ts';
-import { AppError, invalid, notFound } from '../errors.ts';
+import { AppError } from '../errors.ts';
 import { charLength } from '../lib/validate.ts';
 import { PolicyError, validatePolicy, type ColumnInfo, type TypedExpr } from '../policy-language/index.ts';
 import type { TableInfo, TableService } from './tables.ts';
@@ -58,7 +58,7 @@ export function columnsOf(table: TableInfo): ColumnInfo[] {
 }
 
 function invalidExpression(err: PolicyError): AppError {
-  return new AppError(422, 'invalid_expression', err.message, { offending: err.offending, position: err.position });
+  return new AppError('invalid_expression', { message: err.message, offending: err.offending, position: err.position });
 }
 
 const CACHE_LIMIT = 2000;
@@ -95,7 +95,7 @@ export class PolicyService {
   private checkInput(input: { name?: string; expression?: string }, columns: ColumnInfo[]): void {
     if (input.name !== undefined) {
       const n = input.name.trim();
-      if (n.length < 1 || charLength(n) > 100) throw invalid('name', n.length < 1 ? 'empty' : 'too_long', 'A policy name has 1 to 100 characters.');
+      if (n.length < 1 || charLength(n) > 100) throw new AppError('validation_failed.policy_name', { reason: n.length < 1 ? 'empty' : 'too_long' });
     }
     if (input.expression !== undefined) {
       const v = this.validate(input.expression, columns);
@@ -121,7 +121,7 @@ export class PolicyService {
   async create(projectId: string, tableId: string, input: { name: string; operation: string; expression: string; enabled?: boolean }): Promise<Policy> {
     const { db, info } = await this.table(projectId, tableId);
     const operation = input.operation.toUpperCase() as PolicyOperation;
-    if (!OPERATIONS.includes(operation)) throw invalid('operation', 'not_allowed', `operation must be one of ${OPERATIONS.join(', ')}.`);
+    if (!OPERATIONS.includes(operation)) throw new AppError('validation_failed.one_of', { field: 'operation', allowed: OPERATIONS.join(', ') });
     this.checkInput(input, columnsOf(info));
     const row: PolicyRow = {
       id: newId(),
@@ -147,12 +147,12 @@ export class PolicyService {
   }
 
   private async load(db: Db, tableId: string, policyId: string): Promise<PolicyRow> {
-    if (!isId(policyId)) throw notFound('policy');
+    if (!isId(policyId)) throw new AppError('not_found', { what: 'policy' });
     const row = await db.get<PolicyRow>(
       `SELECT id, name, operation, expression, enabled, created_at FROM ${db.t('_bp_policies')} WHERE id = ? AND table_id = ?`,
       [policyId, tableId],
     );
-    if (!row) throw notFound('policy');
+    if (!row) throw new AppError('not_found', { what: 'policy' });
     return row;
   }
 

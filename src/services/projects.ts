@@ -2,7 +2,7 @@
 import type { Db, Engine } from '../storage/engine.ts';
 import type { Clock } from '../lib/clock.ts';
 import { newId, isId } from '../lib/ids.ts';
-import { invalid, notFound } from '../errors.ts';
+import { AppError } from '../errors.ts';
 import { charLength } from '../lib/validate.ts';
 
 export interface Project {
@@ -15,14 +15,14 @@ export interface Project {
 
 function checkName(raw: string): string {
   const name = raw.trim();
-  if (name.length < 1) throw invalid('name', 'empty', 'The project name must not be empty.');
-  if (charLength(name) > 100) throw invalid('name', 'too_long', 'The project name must have at most 100 characters.');
+  if (name.length < 1) throw new AppError('validation_failed.empty', { field: 'name', what: 'project name' });
+  if (charLength(name) > 100) throw new AppError('validation_failed.too_long', { field: 'name', what: 'project name', max: 100 });
   return name;
 }
 
 function checkDescription(raw: string | null): string | null {
   if (raw === null) return null;
-  if (charLength(raw) > 1000) throw invalid('description', 'too_long', 'The description must have at most 1000 characters.');
+  if (charLength(raw) > 1000) throw new AppError('validation_failed.too_long', { field: 'description', what: 'description', max: 1000 });
   return raw;
 }
 
@@ -44,12 +44,12 @@ export class ProjectService {
 
   /** The project if it exists and belongs to the owner; 404 otherwise. */
   async get(ownerId: string, projectId: string): Promise<Project> {
-    if (!isId(projectId)) throw notFound('project');
+    if (!isId(projectId)) throw new AppError('not_found', { what: 'project' });
     const row = await this.db.get<Project>(`SELECT ${COLUMNS} FROM ${this.db.t('projects')} WHERE id = ? AND owner_id = ?`, [
       projectId,
       ownerId,
     ]);
-    if (!row) throw notFound('project');
+    if (!row) throw new AppError('not_found', { what: 'project' });
     return row;
   }
 

@@ -5,7 +5,7 @@ import { quoteIdent, UniqueViolation } from '../storage/engine.ts';
 import type { Clock } from '../lib/clock.ts';
 import { newId, isId } from '../lib/ids.ts';
 import { NAME_RE } from '../lib/validate.ts';
-import { conflict, invalid, notFound } from '../errors.ts';
+import { AppError } from '../errors.ts';
 import { COLUMN_TYPES, checkValue, toParam } from './column-values.ts';
 import { bumpSchemaVersion } from './project-schema.ts';
 
@@ -78,20 +78,20 @@ const RESERVED_COLUMNS = new Set(['id', 'oid', 'rowid', '_rowid_', 'xmin', 'xmax
 
 export function checkName(raw: unknown, field: string, what: 'table' | 'column'): string {
   if (typeof raw !== 'string' || !NAME_RE.test(raw))
-    throw invalid(field, 'invalid_name', `The ${what} name must match ^[a-z_][a-z0-9_]{0,62}$.`, 'invalid_name');
+    throw new AppError('invalid_name.format', { field, what });
   const prefix = RESERVED_PREFIXES.find((p) => raw.startsWith(p));
-  if (prefix) throw invalid(field, 'reserved_name', `Names starting with ${prefix} are reserved.`, 'invalid_name');
-  if (what === 'column' && RESERVED_COLUMNS.has(raw)) throw invalid(field, 'reserved_name', `The column name '${raw}' is reserved.`, 'invalid_name');
+  if (prefix) throw new AppError('invalid_name.reserved_prefix', { field, prefix });
+  if (what === 'column' && RESERVED_COLUMNS.has(raw)) throw new AppError('invalid_name.reserved_column', { field, name: raw });
   // Rows travel as plain JavaScript objects (request bodies, driver rows, responses, clients), where
   // assigning the key `__proto__` replaces the prototype instead of setting a value.
-  if (raw === '__proto__') throw invalid(field, 'reserved_name', `The ${what} name '__proto__' is reserved: it is not a usable key of a JavaScript object.`, 'invalid_name');
+  if (raw === '__proto__') throw new AppError('invalid_name.proto', { field, what });
   return raw;
 }
 
 function checkColumnDef(input: ColumnDefInput, field: string): ColumnDef {
   const name = checkName(input.name, `${field}.name`, 'column');
   if (!COLUMN_TYPES.includes(input.type as ColumnType))
-    throw invalid(`${field}.type`, 'invalid_type', `The column type must be one of ${COLUMN_TYPES.join(', ')}.`);
+    throw new AppError('validation_failed.column_type', { field: `${field}.type`, types: COLUMN_TYPES.join(', ') });
   const type = input.type as ColumnType;
   let dflt: unknown = input.default === undefined ? null : input.default;
   if (dflt !== null) {
@@ -100,11 +100,11 @@ function checkColumnDef(input: ColumnDefInput, field: string): ColumnDef {
       // kept as the marker string; filled in at insert time
     } else if (special) {
       // a marker on a type it does not fit is a mistake, not a literal text default
-      throw invalid(`${field}.default`, 'invalid_default', `The default ${String(dflt)} does not apply to a ${type} column.`, 'invalid_default');
+      throw new AppError('invalid_default.marker', { field: `${field}.default`, value: String(dflt), type });
     } else {
       const checked = checkValue(type, dflt);
       if (!checked.ok)
-        throw invalid(`${field}.default`, 'invalid_default', `The default of '${name}' is not a valid ${type} (${checked.reason}).`, 'invalid_default');
+        throw new AppError('invalid_default.value', { field: `${field}.default`, column: name, type, reason: checked.reason });
       dflt = checked.value;
     }
   }
@@ -135,29 +135,29 @@ function planColumnChanges(columns: StoredColumn[], input: AlterInput): ColumnCh
   const byName = new Map(columns.map((c) => [c.name, c]));
   const drops = input.drop_columns ?? [];
   drops.forEach((d, i) => {
-    if (d === 'id') throw invalid(`drop_columns[${i}]`, 'reserved_name', `The column 'id' cannot be dropped.`, 'invalid_name');
-    if (!byName.has(d)) throw invalid(`drop_columns[${i}]`, 'unknown_column', `The table has no column '${d}'.`, 'unknown_column');
-    if (drops.indexOf(d) !== i) throw invalid(`drop_columns[${i}]`, 'duplicate', `The column '${d}' is listed twice.`);
+    if (d === 'id') throw new AppError('invalid_name.drop_id', { field: `drop_columns[${i}]` });
+    if (!byName.has(d)) throw new AppError('unknown_column.alter', { field: `drop_columns[${i}]`, column: d });
+    if (drops.indexOf(d) !== i) throw new AppError('validation_failed.listed_twice', { field: `drop_columns[${i}]`, what: 'column', value: d });
   });
   const remaining = new Set(columns.map((c) => c.name).filter((n) => !drops.includes(n)));
   const renames = Object.entries(input.rename_columns ?? {});
   const targets = new Set<string>();
   for (const [from, to] of renames) {
-    if (from === 'id') throw invalid(`rename_columns.${from}`, 'reserved_name', `The column 'id' cannot be renamed.`, 'invalid_name');
-    if (!remaining.has(from)) throw invalid(`rename_columns`, 'unknown_column', `The table has no column '${from}'.`, 'unknown_column');
+    if (from === 'id') throw new AppError('invalid_name.rename_id', { field: `rename_columns.${from}` });
+    if (!remaining.has(from)) throw new AppError('unknown_column.alter', { field: 'rename_columns', column: from });
     checkName(to, `rename_columns.${from}`, 'column');
-    if (byName.has(to) || targets.has(to)) throw conflict('duplicate_column', `A column named '${to}' already exists.`, { column: to });
+    if (byName.has(to) || targets.has(to)) throw new AppError('duplicate_column.exists', { column: to });
     targets.add(to);
   }
   const finalNames = new Set([...remaining].map((n) => (input.rename_columns && Object.hasOwn(input.rename_columns, n) ? input.rename_columns[n]! : n)));
   const adds = (input.add_columns ?? []).map((c, i) => checkColumnDef(c, `add_columns[${i}]`));
   for (const a of adds) {
-    if (finalNames.has(a.name)) throw conflict('duplicate_column', `A column named '${a.name}' already exists.`, { column: a.name });
+    if (finalNames.has(a.name)) throw new AppError('duplicate_column.exists', { column: a.name });
     if (!a.nullable && (a.default === null || isMarker(a.default)))
-      throw invalid(`add_columns.${a.name}`, 'default_required', `A non-nullable column added to an existing table needs a literal default.`);
+      throw new AppError('validation_failed.default_required', { field: `add_columns.${a.name}` });
     finalNames.add(a.name);
   }
-  if (finalNames.size > MAX_COLUMNS) throw invalid('add_columns', 'too_many', `A table has at most ${MAX_COLUMNS} columns.`);
+  if (finalNames.size > MAX_COLUMNS) throw new AppError('validation_failed.too_many_columns', { field: 'add_columns', max: MAX_COLUMNS });
   return { drops, renames, adds };
 }
 
@@ -175,9 +175,9 @@ export class TableService {
   ) {}
 
   private async load(db: Db, tableId: string): Promise<{ row: TableRow; columns: StoredColumn[] }> {
-    if (!isId(tableId)) throw notFound('table');
+    if (!isId(tableId)) throw new AppError('not_found', { what: 'table' });
     const row = await db.get<TableRow>(`SELECT id, name, columns, created_at FROM ${db.t('_bp_tables')} WHERE id = ?`, [tableId]);
-    if (!row) throw notFound('table');
+    if (!row) throw new AppError('not_found', { what: 'table' });
     return { row, columns: JSON.parse(row.columns) as StoredColumn[] };
   }
 
@@ -205,11 +205,11 @@ export class TableService {
 
   async create(projectId: string, input: { name: string; columns: ColumnDefInput[] }): Promise<Table> {
     const name = checkName(input.name, 'name', 'table');
-    if (input.columns.length > MAX_COLUMNS) throw invalid('columns', 'too_many', `A table has at most ${MAX_COLUMNS} columns.`);
+    if (input.columns.length > MAX_COLUMNS) throw new AppError('validation_failed.too_many_columns', { field: 'columns', max: MAX_COLUMNS });
     const defs = input.columns.map((c, i) => checkColumnDef(c, `columns[${i}]`));
     const seen = new Set<string>();
     for (const d of defs) {
-      if (seen.has(d.name)) throw conflict('duplicate_column', `The column '${d.name}' is defined twice.`, { column: d.name });
+      if (seen.has(d.name)) throw new AppError('duplicate_column.twice', { column: d.name });
       seen.add(d.name);
     }
     const stored: StoredColumn[] = defs.map((d) => ({ ...d, index_name: d.unique || d.indexed ? `bp_${newId()}` : null }));
@@ -219,7 +219,7 @@ export class TableService {
     try {
       await db.tx(async (tx) => {
         const count = await tx.get<{ n: number }>(`SELECT count(*) AS n FROM ${tx.t('_bp_tables')}`);
-        if (Number(count?.n ?? 0) >= MAX_TABLES) throw invalid('name', 'too_many_tables', `A project has at most ${MAX_TABLES} tables.`);
+        if (Number(count?.n ?? 0) >= MAX_TABLES) throw new AppError('validation_failed.too_many_tables', { max: MAX_TABLES });
         await tx.run(`INSERT INTO ${tx.t('_bp_tables')} (id, name, columns, created_at) VALUES (?, ?, ?, ?)`, [
           row.id,
           row.name,
@@ -232,7 +232,7 @@ export class TableService {
         await bumpSchemaVersion(tx);
       });
     } catch (err) {
-      if (err instanceof UniqueViolation) throw conflict('duplicate_table', `A table named '${name}' already exists.`, { table: name });
+      if (err instanceof UniqueViolation) throw new AppError('duplicate_table', { table: name });
       throw err;
     }
     return this.toTable(row, stored);
@@ -251,14 +251,14 @@ export class TableService {
     const plan = planColumnChanges(columns, input);
     if (newName !== row.name) {
       const clash = await db.get(`SELECT id FROM ${db.t('_bp_tables')} WHERE name = ?`, [newName]);
-      if (clash) throw conflict('duplicate_table', `A table named '${newName}' already exists.`, { table: newName });
+      if (clash) throw new AppError('duplicate_table', { table: newName });
     }
     let next: StoredColumn[];
     try {
       next = await db.tx((tx) => this.applyAlter(tx, row, newName, columns, plan));
     } catch (err) {
       if (err instanceof UniqueViolation)
-        throw conflict('unique_violation', 'Existing rows would violate a unique column; nothing was changed.');
+        throw new AppError('unique_violation.alter');
       throw err;
     }
     return this.toTable({ ...row, name: newName }, next);

@@ -1,5 +1,6 @@
 // The one interface services use to reach a database. Everything engine-specific lives below
 // storage/: connection handling, placeholder style, column types, migrations, driver errors.
+import { AppError } from '../errors.ts';
 import type { CompileContext, CompiledSql, TypedExpr } from '../policy-language/index.ts';
 
 export type EngineKind = 'sqlite' | 'postgres';
@@ -100,15 +101,28 @@ export class UniqueViolation extends Error {
     super('unique violation');
   }
 }
-/** The database cancelled a statement that ran past the configured statement timeout. */
-export class QueryTimeout extends Error {
-  constructor() {
-    super('statement timeout');
-  }
-}
 export class NotNullViolation extends Error {
   constructor(readonly column: string | null) {
     super('not null violation');
+  }
+}
+/**
+ * A failure of the database itself rather than of the request: an error of the vocabulary
+ * (src/error-table.ts) already, so that no layer above maps it again. `why` names the cause for
+ * logs, never for clients.
+ */
+export class StorageFailure extends AppError {
+  constructor(
+    key: 'query_timeout' | 'storage_full' | 'not_found.deleted' | `database_unavailable.${DatabaseUnavailable['reason']}`,
+    readonly why: string,
+  ) {
+    super(key);
+  }
+}
+/** The database cancelled a statement that ran past the configured statement timeout. */
+export class QueryTimeout extends StorageFailure {
+  constructor() {
+    super('query_timeout', 'statement timeout');
   }
 }
 /**
@@ -116,25 +130,25 @@ export class NotNullViolation extends Error {
  * done), the connection a statement was using broke (`connection_lost`: an open transaction was
  * rolled back by the server, but a COMMIT or a statement outside a transaction may have taken
  * effect), or the server only accepts reads (`read_only`: a standby, as during a failover).
- * Temporary: the request may be retried. `message` names the cause for logs, never for clients.
+ * Temporary: the request may be retried.
  */
-export class DatabaseUnavailable extends Error {
+export class DatabaseUnavailable extends StorageFailure {
   constructor(
     readonly reason: 'unreachable' | 'connection_lost' | 'read_only',
-    message: string,
+    why: string,
   ) {
-    super(message);
+    super(`database_unavailable.${reason}`, why);
   }
 }
 /** A project's store is gone (deleted, possibly by another node, after this one saw it). */
-export class StoreMissing extends Error {
+export class StoreMissing extends StorageFailure {
   constructor() {
-    super('project store missing');
+    super('not_found.deleted', 'project store missing');
   }
 }
 /** The embedded engine's disk (or a file's size limit) is full: writes fail, reads go on. */
-export class StorageFull extends Error {
+export class StorageFull extends StorageFailure {
   constructor() {
-    super('storage full');
+    super('storage_full', 'storage full');
   }
 }

@@ -22,8 +22,7 @@ interface Waiter {
   timer: NodeJS.Timeout;
 }
 
-export const projectBusy = () =>
-  new AppError(503, 'project_busy', 'This project has too many database requests running at once; retry shortly.', null, 'Retry with backoff, or make the slow requests cheaper.', { 'Retry-After': '1' });
+export const projectBusy = () => new AppError('project_busy');
 
 export class FairGate {
   private readonly running = new Map<string, number>();

@@ -3,33 +3,32 @@ import type { FastifyInstance } from 'fastify';
 import type { AccountService } from '../../services/accounts.ts';
 import type { ProjectService } from '../../services/projects.ts';
 import type { EmailConfigService } from '../../services/email-config.ts';
-import { platformAuth, ownedProject } from '../platform-auth.ts';
+import { ownedProjectRoute, projectOf } from '../platform-auth.ts';
 import * as S from '../schemas.ts';
 
 const security = [{ platformToken: [] }];
 type P = { Params: { id: string } };
 
 export function emailConfigRoutes(app: FastifyInstance, accounts: AccountService, projects: ProjectService, email: EmailConfigService): void {
-  const auth = platformAuth(accounts);
   const tags = ['email'];
-  const project = ownedProject(projects);
+  const owned = ownedProjectRoute(accounts, projects);
   const base = '/projects/:id/auth/email-config';
 
-  app.get<P>(base, { schema: { tags, security, summary: 'Show the email configuration (secrets omitted; has_* booleans)' }, onRequest: auth }, async (req) =>
-    email.get((await project(req)).id),
+  app.get<P>(base, { schema: { tags, security, summary: 'Show the email configuration (secrets omitted; has_* booleans)' }, ...owned }, async (req) =>
+    email.get(projectOf(req).id),
   );
 
   app.put<P & { Body: S.EmailConfigPut }>(
     base,
-    { schema: { tags, security, summary: 'Create or update the email configuration', body: S.EmailConfigPut }, onRequest: auth },
-    async (req) => email.put((await project(req)).id, req.body),
+    { schema: { tags, security, summary: 'Create or update the email configuration', body: S.EmailConfigPut }, ...owned },
+    async (req) => email.put(projectOf(req).id, req.body),
   );
 
   app.post<P & { Body: S.EmailTestBody }>(
     `${base}/test`,
-    { schema: { tags, security, summary: 'Send a test email through the configured provider', body: S.EmailTestBody }, onRequest: auth },
+    { schema: { tags, security, summary: 'Send a test email through the configured provider', body: S.EmailTestBody }, ...owned },
     async (req) => {
-      const p = await project(req);
+      const p = projectOf(req);
       return email.sendTest(p.id, p.name, req.body.to);
     },
   );

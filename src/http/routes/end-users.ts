@@ -5,9 +5,9 @@ import type { AccountService } from '../../services/accounts.ts';
 import type { ProjectService } from '../../services/projects.ts';
 import type { EndUserService } from '../../services/end-users.ts';
 import type { EmailFlowService } from '../../services/email-flows.ts';
-import { platformAuth, ownedProject, existingProject } from '../platform-auth.ts';
+import { ownedProjectRoute, projectOf, existingProject } from '../platform-auth.ts';
 import { userToken } from '../data-plane-auth.ts';
-import { notFound, invalid } from '../../errors.ts';
+import { AppError } from '../../errors.ts';
 import * as S from '../schemas.ts';
 
 const security = [{ platformToken: [] }];
@@ -15,7 +15,7 @@ type P = { Params: { project_id: string } };
 
 function pageParam(raw: string | undefined, field: string, fallback: number, max: number): number {
   if (raw === undefined || raw === '') return fallback;
-  if (!/^\d{1,9}$/.test(raw)) throw invalid(field, 'invalid_format', `${field} must be a non-negative whole number.`);
+  if (!/^\d{1,9}$/.test(raw)) throw new AppError('validation_failed.page_param', { field });
   return Math.min(Number(raw), max);
 }
 
@@ -47,19 +47,18 @@ export function endUserRoutes(app: FastifyInstance, accounts: AccountService, pr
   });
 
   // Administration by the owner.
-  const auth = platformAuth(accounts);
   const atags = ['end-user administration'];
-  const project = ownedProject(projects);
+  const owned = ownedProjectRoute(accounts, projects);
   const userId = (raw: string) => {
-    if (!/^[1-9]\d{0,15}$/.test(raw) || !Number.isSafeInteger(Number(raw))) throw notFound('end user');
+    if (!/^[1-9]\d{0,15}$/.test(raw) || !Number.isSafeInteger(Number(raw))) throw new AppError('not_found', { what: 'end user' });
     return Number(raw);
   };
 
   app.get<{ Params: { id: string }; Querystring: S.EndUserListQuery }>(
     '/projects/:id/end-users',
-    { schema: { tags: atags, security, summary: 'List end users, newest first', querystring: S.EndUserListQuery }, onRequest: auth },
+    { schema: { tags: atags, security, summary: 'List end users, newest first', querystring: S.EndUserListQuery }, ...owned },
     async (req) => {
-      const pid = (await project(req)).id;
+      const pid = projectOf(req).id;
       const q = req.query;
       return users.list(pid, {
         limit: pageParam(q.limit, 'limit', 100, maxRows),
@@ -71,15 +70,15 @@ export function endUserRoutes(app: FastifyInstance, accounts: AccountService, pr
 
   app.patch<{ Params: { id: string; end_user_id: string }; Body: S.RoleBody }>(
     '/projects/:id/end-users/:end_user_id',
-    { schema: { tags: atags, security, summary: 'Grant or clear (null) a role', body: S.RoleBody }, onRequest: auth },
-    async (req) => users.setRole((await project(req)).id, userId(req.params.end_user_id), req.body.role),
+    { schema: { tags: atags, security, summary: 'Grant or clear (null) a role', body: S.RoleBody }, ...owned },
+    async (req) => users.setRole(projectOf(req).id, userId(req.params.end_user_id), req.body.role),
   );
 
   app.delete<{ Params: { id: string; end_user_id: string } }>(
     '/projects/:id/end-users/:end_user_id',
-    { schema: { tags: atags, security, summary: 'Remove an end user and end their sessions' }, onRequest: auth },
+    { schema: { tags: atags, security, summary: 'Remove an end user and end their sessions' }, ...owned },
     async (req, reply) => {
-      await users.remove((await project(req)).id, userId(req.params.end_user_id));
+      await users.remove(projectOf(req).id, userId(req.params.end_user_id));
       return reply.status(204).send();
     },
   );

@@ -5,9 +5,9 @@ import type { AccountService } from '../../services/accounts.ts';
 import type { ProjectService } from '../../services/projects.ts';
 import type { DataPlaneCaller, DataPlaneService } from '../../services/data-plane.ts';
 import type { FunctionService } from '../../services/functions.ts';
-import { platformAuth, ownedProject } from '../platform-auth.ts';
-import { dataCaller } from '../data-plane-auth.ts';
-import { forbidden } from '../../errors.ts';
+import { ownedProjectRoute, projectOf } from '../platform-auth.ts';
+import { dataCallerHook, dataCallerOf } from '../data-plane-auth.ts';
+import { AppError } from '../../errors.ts';
 import * as S from '../schemas.ts';
 
 const security = [{ platformToken: [] }];
@@ -16,43 +16,44 @@ type PN = { Params: { id: string; name: string } };
 export const HIDDEN_HEADERS: ReadonlySet<string> = new Set(['authorization', 'x-user-token', 'cookie']);
 
 export function functionRoutes(app: FastifyInstance, accounts: AccountService, projects: ProjectService, dataPlane: DataPlaneService, functions: FunctionService): void {
-  const auth = platformAuth(accounts);
   const tags = ['edge functions'];
-  const project = ownedProject(projects);
+  const owned = ownedProjectRoute(accounts, projects);
   app.addHook('onClose', () => functions.close());
 
-  app.get<{ Params: { id: string } }>('/projects/:id/functions', { schema: { tags, security, summary: 'List deployed functions' }, onRequest: auth }, async (req) =>
-    functions.list((await project(req)).id),
+  app.get<{ Params: { id: string } }>('/projects/:id/functions', { schema: { tags, security, summary: 'List deployed functions' }, ...owned }, async (req) =>
+    functions.list(projectOf(req).id),
   );
 
-  app.get<PN>('/projects/:id/functions/:name', { schema: { tags, security, summary: 'Show a function and its code' }, onRequest: auth }, async (req) =>
-    functions.get((await project(req)).id, req.params.name),
+  app.get<PN>('/projects/:id/functions/:name', { schema: { tags, security, summary: 'Show a function and its code' }, ...owned }, async (req) =>
+    functions.get(projectOf(req).id, req.params.name),
   );
 
   app.put<PN & { Body: S.FunctionDeploy }>(
     '/projects/:id/functions/:name',
-    { schema: { tags, security, summary: 'Deploy (create or replace) a function', body: S.FunctionDeploy }, onRequest: auth },
+    { schema: { tags, security, summary: 'Deploy (create or replace) a function', body: S.FunctionDeploy }, ...owned },
     async (req, reply) => {
-      const { created, fn } = await functions.deploy((await project(req)).id, req.params.name, req.body.code);
+      const { created, fn } = await functions.deploy(projectOf(req).id, req.params.name, req.body.code);
       return reply.status(created ? 201 : 200).send(fn);
     },
   );
 
-  app.delete<PN>('/projects/:id/functions/:name', { schema: { tags, security, summary: 'Delete a function' }, onRequest: auth }, async (req, reply) => {
-    await functions.remove((await project(req)).id, req.params.name);
+  app.delete<PN>('/projects/:id/functions/:name', { schema: { tags, security, summary: 'Delete a function' }, ...owned }, async (req, reply) => {
+    await functions.remove(projectOf(req).id, req.params.name);
     return reply.status(204).send();
   });
 
+  const caller = dataCallerHook(dataPlane);
   type Invoke = { Params: { project_id: string; name: string; '*'?: string } };
   const invoke = async (req: FastifyRequest<Invoke>, reply: FastifyReply) => {
     const { project_id: projectId, name } = req.params;
-    return serveInvocation(req, reply, functions, await dataCaller(req, projectId, dataPlane), { projectId, name, path: req.params['*'] ?? '' }, HIDDEN_HEADERS);
+    return serveInvocation(req, reply, functions, dataCallerOf(req), { projectId, name, path: req.params['*'] ?? '' }, HIDDEN_HEADERS);
   };
   for (const url of ['/:project_id/functions/:name', '/:project_id/functions/:name/*']) {
     app.route<Invoke>({
       method: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
       url,
       schema: { tags, security: [{ apiKey: [] }], summary: 'Invoke a function (API key with the function permission; optional X-User-Token)' },
+      preHandler: caller,
       handler: invoke,
     });
   }
@@ -70,7 +71,7 @@ export async function serveInvocation(
   target: { projectId: string; name: string; path: string },
   hidden: ReadonlySet<string>,
 ): Promise<FastifyReply> {
-  if (!key.permissions.has('function')) throw forbidden('insufficient_permission', "The API key lacks the 'function' permission.", { permission: 'function' });
+  if (!key.permissions.has('function')) throw new AppError('insufficient_permission', { permission: 'function' });
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(req.headers)) if (!hidden.has(k) && typeof v === 'string') headers[k] = v;
   const res = await functions.invoke(

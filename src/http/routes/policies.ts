@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { AccountService } from '../../services/accounts.ts';
 import type { ProjectService } from '../../services/projects.ts';
 import type { PolicyService } from '../../services/policies.ts';
-import { platformAuth, ownedProject } from '../platform-auth.ts';
+import { ownedProjectRoute, projectOf } from '../platform-auth.ts';
 import * as S from '../schemas.ts';
 
 const security = [{ platformToken: [] }];
@@ -11,27 +11,26 @@ type PT = { Params: { id: string; table_id: string } };
 type PTP = { Params: { id: string; table_id: string; policy_id: string } };
 
 export function policyRoutes(app: FastifyInstance, accounts: AccountService, projects: ProjectService, policies: PolicyService): void {
-  const auth = platformAuth(accounts);
   const tags = ['rls policies'];
-  const project = ownedProject(projects);
+  const owned = ownedProjectRoute(accounts, projects);
   const base = '/projects/:id/tables/:table_id/rls-policies';
 
-  app.get<PT>(base, { schema: { tags, security, summary: "List a table's policies" }, onRequest: auth }, async (req) =>
-    policies.list((await project(req)).id, req.params.table_id),
+  app.get<PT>(base, { schema: { tags, security, summary: "List a table's policies" }, ...owned }, async (req) =>
+    policies.list(projectOf(req).id, req.params.table_id),
   );
 
-  app.post<PT & { Body: S.PolicyCreate }>(base, { schema: { tags, security, summary: 'Create a policy', body: S.PolicyCreate }, onRequest: auth }, async (req, reply) =>
-    reply.status(201).send(await policies.create((await project(req)).id, req.params.table_id, req.body)),
+  app.post<PT & { Body: S.PolicyCreate }>(base, { schema: { tags, security, summary: 'Create a policy', body: S.PolicyCreate }, ...owned }, async (req, reply) =>
+    reply.status(201).send(await policies.create(projectOf(req).id, req.params.table_id, req.body)),
   );
 
   app.patch<PTP & { Body: S.PolicyPatch }>(
     `${base}/:policy_id`,
-    { schema: { tags, security, summary: 'Rename, change the expression, enable or disable a policy', body: S.PolicyPatch }, onRequest: auth },
-    async (req) => policies.update((await project(req)).id, req.params.table_id, req.params.policy_id, req.body),
+    { schema: { tags, security, summary: 'Rename, change the expression, enable or disable a policy', body: S.PolicyPatch }, ...owned },
+    async (req) => policies.update(projectOf(req).id, req.params.table_id, req.params.policy_id, req.body),
   );
 
-  app.delete<PTP>(`${base}/:policy_id`, { schema: { tags, security, summary: 'Delete a policy' }, onRequest: auth }, async (req, reply) => {
-    await policies.remove((await project(req)).id, req.params.table_id, req.params.policy_id);
+  app.delete<PTP>(`${base}/:policy_id`, { schema: { tags, security, summary: 'Delete a policy' }, ...owned }, async (req, reply) => {
+    await policies.remove(projectOf(req).id, req.params.table_id, req.params.policy_id);
     return reply.status(204).send();
   });
 }

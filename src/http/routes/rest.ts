@@ -1,9 +1,11 @@
-// The REST passthrough routes (SPEC 4.5): one thin handler for the eight routes.
+// The REST passthrough routes (SPEC 4.5): one thin handler for the eight routes. Unlike the other
+// data-plane routes (data-plane-auth.ts dataCallerHook), the caller is resolved lazily, at most once:
+// a read by credentials seen before need not resolve it at all (services/rows/guarded-read.ts).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { CallerGuess, DataPlaneCaller, DataPlaneService } from '../../services/data-plane.ts';
 import type { RowService, RestRequest, RestResponse } from '../../services/rows/rows.ts';
 import { StaleGuess } from '../../services/data-plane.ts';
-import { dataCaller, userToken } from '../data-plane-auth.ts';
+import { userToken } from '../data-plane-auth.ts';
 import { bearer } from '../platform-auth.ts';
 
 type Params = { project_id: string; table: string; id?: string };
@@ -52,7 +54,7 @@ export async function serveNativeRest(req: FastifyRequest, reply: FastifyReply, 
   const { project_id: projectId, table, id } = params;
   const reads = req.method === 'GET' || req.method === 'HEAD';
   const guess = reads ? await dataPlane.guess(projectId, bearer(req), userToken(req)) : null;
-  return serveRest(req, reply, rows, { guess, resolve: () => dataCaller(req, projectId, dataPlane) }, { projectId, table, rowId: id ?? null });
+  return serveRest(req, reply, rows, { guess, resolve: () => dataPlane.resolve(projectId, bearer(req), userToken(req)) }, { projectId, table, rowId: id ?? null });
 }
 
 export function restRoutes(app: FastifyInstance, dataPlane: DataPlaneService, rows: RowService): void {

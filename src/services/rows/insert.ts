@@ -68,10 +68,10 @@ interface Slot {
 type KeyedBy = 'column' | 'id' | null;
 
 const repeatedKey = (column: string) =>
-  new AppError(422, 'invalid_body', `Two rows name the same '${column}': a merging upsert updates a row at most once.`, { column, reason: 'repeated_key' });
+  new AppError('invalid_body.repeated_key', { column });
 
 const idBesideUniqueTarget = (column: string) =>
-  new AppError(422, 'read_only_column', `Rows of an upsert on '${column}' cannot carry 'id': an existing row's id cannot change.`, { column: 'id' }, 'Leave id out, or upsert on id.');
+  new AppError('read_only_column.upsert_id', { column });
 
 /** A conflict key as compared in JavaScript: json by its canonical text, every other type by its checked value. */
 function keyOf(type: string, value: unknown): unknown {

@@ -1,17 +1,16 @@
 // Request bodies -> checked column values: the column whitelist, type checks per column, defaults
 // (literal, now(), $auth.id, $auth.email), and NOT NULL.
-import { AppError, badRequest } from '../../errors.ts';
+import { AppError } from '../../errors.ts';
 import type { ColumnDef } from '../tables.ts';
 import type { AuthContext } from '../end-users.ts';
 import { checkValue } from '../column-values.ts';
 
 export type RowValues = Map<string, unknown>;
 
-const unknownColumn = (name: string) =>
-  badRequest('unknown_column', `The table has no column '${name.slice(0, 63)}'.`, { column: name.slice(0, 63) });
+const unknownColumn = (name: string) => new AppError('unknown_column.row', { column: name.slice(0, 63) });
 
 export function invalidValue(column: string, reason: string): AppError {
-  return new AppError(422, 'invalid_value', `The value for column '${column}' is invalid (${reason}).`, { column, reason });
+  return new AppError('invalid_value', { column, reason });
 }
 
 /**
@@ -21,12 +20,7 @@ export function invalidValue(column: string, reason: string): AppError {
  */
 export const MAX_EXPLICIT_ID = 2 ** 52;
 
-export const idTooLarge = () =>
-  new AppError(422, 'invalid_value', `The value for column 'id' is invalid (above ${MAX_EXPLICIT_ID}: ids past it are left for generated ones).`, {
-    column: 'id',
-    reason: 'id_too_large',
-    max: MAX_EXPLICIT_ID,
-  });
+export const idTooLarge = () => new AppError('invalid_value.id_too_large', { max: MAX_EXPLICIT_ID });
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -58,13 +52,13 @@ export function inputOptions(columns: ColumnDef[], maxId: number | null, only: s
 
 /** Checks one object's keys and values; returns only the keys it carries. */
 export function checkObject(body: unknown, opts: InputOptions): RowValues {
-  if (!isPlainObject(body)) throw new AppError(422, 'invalid_body', 'Each row must be a JSON object.', { reason: 'expected_object' });
+  if (!isPlainObject(body)) throw new AppError('invalid_body.expected_object');
   const out: RowValues = new Map();
   for (const key of Object.keys(body)) {
     if (opts.only && !opts.only.includes(key)) continue;
     const value = body[key];
     if (key === 'id') {
-      if (opts.maxId === null) throw new AppError(422, 'read_only_column', "The column 'id' cannot be changed.", { column: 'id' });
+      if (opts.maxId === null) throw new AppError('read_only_column.id');
       if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) throw invalidValue('id', 'expected_positive_integer');
       if (value > opts.maxId) throw idTooLarge();
       out.set('id', value);
@@ -107,7 +101,7 @@ export function completeForReplace(row: RowValues, columns: ColumnDef[], auth: A
 }
 
 export function parseBodyRows(body: unknown): { rows: unknown[]; isArray: boolean } {
-  if (body === undefined) throw new AppError(422, 'invalid_body', 'A JSON object or array of objects is required.', { reason: 'missing' });
+  if (body === undefined) throw new AppError('invalid_body.missing');
   if (Array.isArray(body)) return { rows: body, isArray: true };
   return { rows: [body], isArray: false };
 }

@@ -11,7 +11,7 @@
 import type { Db, Engine, Sql, SqlParam } from '../../storage/engine.ts';
 import { quoteIdent, UniqueViolation, NotNullViolation } from '../../storage/engine.ts';
 import type { Clock } from '../../lib/clock.ts';
-import { AppError, badRequest, conflict, forbidden, notFound } from '../../errors.ts';
+import { AppError } from '../../errors.ts';
 import { filterToPolicy, parseQuery, parsePrefer, resolveRange, contentRange, type ParsedQuery, type Prefer, type SelectItem } from '../../rest-query/index.ts';
 import type { ColumnDef } from '../tables.ts';
 import type { ProjectSchemaCache } from '../project-schema.ts';
@@ -63,8 +63,8 @@ const PERMISSION_OF: Record<RestRequest['method'], Permission> = {
   DELETE: 'delete',
 };
 
-const notSingle = (n: number) => new AppError(406, 'not_single', 'JSON object requested, multiple (or no) rows returned.', `The result contains ${n} rows`);
-const needsSelect = (why: string) => forbidden('insufficient_permission', `${why} It needs the 'select' permission.`, { permission: 'select' });
+const notSingle = (n: number) => new AppError('not_single', { rows: n });
+const needsSelect = (why: string) => new AppError('insufficient_permission.select', { why });
 
 function where(parts: (Sql | null)[]): Sql {
   const present = parts.filter((p): p is Sql => p !== null);
@@ -94,10 +94,10 @@ export class RowService {
 
   async handle(r: RestRequest): Promise<RestResponse> {
     const needed = PERMISSION_OF[r.method];
-    if (!r.key.permissions.has(needed)) throw forbidden('insufficient_permission', `The API key lacks the '${needed}' permission.`, { permission: needed });
+    if (!r.key.permissions.has(needed)) throw new AppError('insufficient_permission', { permission: needed });
     const schema = await this.schemas.get(r.projectId, r.version);
     const table = schema.tables.get(r.table);
-    if (!table) throw notFound('table');
+    if (!table) throw new AppError('not_found', { what: 'table' });
     const db = await this.engine.data(r.projectId, schema.version);
     const scope = new Scope(db, table, this.engine, this.policies.rowFilters(schema.policies.get(table.id) ?? [], table, r.auth), r.auth);
     const q = parseQuery(r.query, [...scope.types].map(([name, type]) => ({ name, type })));
@@ -105,7 +105,7 @@ export class RowService {
     const single = (r.accept ?? '').toLowerCase().includes(OBJECT_MEDIA);
     let rowId: number | null = null;
     if (r.rowId !== null) {
-      if (!/^[1-9]\d{0,15}$/.test(r.rowId) || !Number.isSafeInteger(Number(r.rowId))) throw notFound('row');
+      if (!/^[1-9]\d{0,15}$/.test(r.rowId) || !Number.isSafeInteger(Number(r.rowId))) throw new AppError('not_found', { what: 'row' });
       rowId = Number(r.rowId);
     }
     if (r.method !== 'GET' && r.method !== 'HEAD') this.refuseBlindReads(r, q, rowId, single);
@@ -117,7 +117,7 @@ export class RowService {
         case 'HEAD':
           return rowId !== null ? await this.getOne(scope, q, rowId, r.guess) : await this.list(scope, q, prefer, r.range, single, r.guess);
         case 'POST':
-          if (rowId !== null) throw new AppError(405, 'method_not_allowed', 'POST is not allowed on a single row.');
+          if (rowId !== null) throw new AppError('method_not_allowed.post_row');
           return await this.insert(scope, q, prefer, r, single);
         case 'PATCH':
         case 'PUT':
@@ -126,7 +126,7 @@ export class RowService {
           return await this.remove(scope, q, prefer, r, rowId, single);
       }
     } catch (err) {
-      if (err instanceof UniqueViolation) throw conflict('unique_violation', 'A row with the same value in a unique column already exists.');
+      if (err instanceof UniqueViolation) throw new AppError('unique_violation.row');
       if (err instanceof NotNullViolation) throw invalidValue(err.column ?? 'unknown', 'not_null');
       throw err;
     }
@@ -145,7 +145,7 @@ export class RowService {
   private orderSql(scope: Scope, q: ParsedQuery): string {
     const items = q.order.map((o) => {
       if (scope.types.get(o.column) === 'json')
-        throw badRequest('unsupported_order', `The json column '${o.column}' cannot be ordered (engines order JSON values differently).`, { column: o.column });
+        throw new AppError('unsupported_order', { column: o.column });
       const col = quoteIdent(o.column);
       const ref = scope.types.get(o.column) === 'text' ? `${col}${this.engine.dialect.binaryCollation}` : col;
       const nulls = o.nulls ?? (o.dir === 'asc' ? 'last' : 'first');
@@ -192,7 +192,7 @@ export class RowService {
     const p = scope.projection(q.select);
     const rest = { sql: ` FROM ${scope.t}${w.sql}`, params: w.params };
     const raw = guess ? (await guardedRead(scope.db, guess, p.sql, rest, null))[0] : await scope.db.get<Record<string, unknown>>(`SELECT ${p.sql}${rest.sql}`, rest.params);
-    if (!raw) throw notFound('row');
+    if (!raw) throw new AppError('not_found', { what: 'row' });
     return { status: 200, body: scope.decode(raw, p.items), headers: {} };
   }
 
@@ -212,7 +212,7 @@ export class RowService {
   /** 404 for a per-row route that touched nothing, 406 for a single object that is not exactly one
    * row (inside the transaction: the write rolls back). */
   private finish(count: number, rowId: number | null, single: boolean): void {
-    if (rowId !== null && count === 0) throw notFound('row');
+    if (rowId !== null && count === 0) throw new AppError('not_found', { what: 'row' });
     if (single && count !== 1) throw notSingle(count);
   }
 
@@ -266,7 +266,7 @@ export class RowService {
   private async insert(scope: Scope, q: ParsedQuery, prefer: Prefer, r: RestRequest, single: boolean): Promise<RestResponse> {
     const merge = prefer.resolution === 'merge-duplicates';
     if (merge && !r.key.permissions.has('update'))
-      throw forbidden('insufficient_permission', "An upsert that merges duplicates needs the 'update' permission too.", { permission: 'update' });
+      throw new AppError('insufficient_permission.upsert');
     const { rows: body } = parseBodyRows(r.body);
     const shape: ReplyShape = { status: 201, defaultReturn: 'representation', single };
     const show = this.show(q, prefer, r, shape);
@@ -295,18 +295,18 @@ export class RowService {
     const col = oc.length === 1 ? oc[0]! : null;
     const def = scope.table.columns.find((c) => c.name === col);
     if (col === null || (col !== 'id' && !def?.unique))
-      throw new AppError(422, 'invalid_on_conflict', 'on_conflict must name one column that is id or unique.', { on_conflict: oc });
+      throw new AppError('invalid_on_conflict', { on_conflict: oc });
     return col;
   }
 
   private async update(scope: Scope, q: ParsedQuery, prefer: Prefer, r: RestRequest, rowId: number | null, single: boolean): Promise<RestResponse> {
-    if (rowId === null && r.method === 'PUT') throw new AppError(405, 'method_not_allowed', 'PUT needs a row id: /rest/{table}/{id}.');
-    if (rowId === null && !q.filter) throw badRequest('filter_required', 'PATCH on a table needs at least one filter; whole-table updates are refused.');
-    if (Array.isArray(r.body)) throw new AppError(422, 'invalid_body', 'An update takes one JSON object.', { reason: 'expected_object' });
+    if (rowId === null && r.method === 'PUT') throw new AppError('method_not_allowed.put_collection');
+    if (rowId === null && !q.filter) throw new AppError('filter_required.patch');
+    if (Array.isArray(r.body)) throw new AppError('invalid_body.update_array');
     const given = checkObject(r.body ?? undefined, inputOptions(scope.table.columns, null, q.columns));
     const values = r.method === 'PUT' ? completeForReplace(given, scope.table.columns, r.auth, this.clock.now()) : given;
     values.delete('id');
-    if (values.size === 0) throw new AppError(422, 'empty_update', 'The update names no column.', { reason: 'empty' });
+    if (values.size === 0) throw new AppError('empty_update');
     const p = this.params(scope, values);
     const shape: ReplyShape = { status: 200, defaultReturn: 'representation', single: single || rowId !== null };
     const show = this.show(q, prefer, r, shape);
@@ -320,7 +320,7 @@ export class RowService {
   }
 
   private async remove(scope: Scope, q: ParsedQuery, prefer: Prefer, r: RestRequest, rowId: number | null, single: boolean): Promise<RestResponse> {
-    if (rowId === null && !q.filter) throw badRequest('filter_required', 'DELETE on a table needs at least one filter; whole-table deletes are refused.');
+    if (rowId === null && !q.filter) throw new AppError('filter_required.delete');
     const shape: ReplyShape = { status: 200, defaultReturn: 'minimal', single: single || rowId !== null };
     const show = this.show(q, prefer, r, shape);
     const written = await scope.db.tx(async (tx) => {

@@ -2,7 +2,7 @@
 // the SQL that reads rows out (select lists and the RETURNING list of a write).
 import type { ColumnType, Db, Engine, Sql } from '../../storage/engine.ts';
 import { quoteIdent } from '../../storage/engine.ts';
-import { AppError, forbidden } from '../../errors.ts';
+import { AppError } from '../../errors.ts';
 import type { SelectItem } from '../../rest-query/index.ts';
 import type { TableInfo } from '../tables.ts';
 import type { AuthContext } from '../end-users.ts';
@@ -46,13 +46,9 @@ export interface Returned {
   row: Record<string, unknown> | null;
 }
 
-export const rlsViolation = () => forbidden('rls_violation', 'The row violates a row-level security policy; nothing was written.');
+export const rlsViolation = () => new AppError('rls_violation');
 
-const idExhausted = () =>
-  new AppError(409, 'id_exhausted', 'The table has no exact integer id left for a new row; nothing was written.', {
-    column: 'id',
-    max: Number.MAX_SAFE_INTEGER,
-  });
+const idExhausted = () => new AppError('id_exhausted');
 
 const truth = (sql: string) => `CASE WHEN (${sql}) THEN 1 ELSE 0 END`;
 

@@ -11,14 +11,7 @@ export const MAX_RETURNED_CELLS = 1_000_000;
 /** How many rows of `columns` columns a representation may hold. */
 export const maxShownRows = (columns: number): number => Math.floor(MAX_RETURNED_CELLS / Math.max(1, columns));
 
-export const tooManyRows = (rows: number, columns: number) =>
-  new AppError(
-    413,
-    'too_many_rows',
-    `The response would hold ${rows} rows of ${columns} columns, more than ${MAX_RETURNED_CELLS} values; nothing was written.`,
-    { rows, columns, max_values: MAX_RETURNED_CELLS },
-    'Send Prefer: return=minimal, select fewer columns, or write fewer rows per request.',
-  );
+export const tooManyRows = (rows: number, columns: number) => new AppError('too_many_rows', { rows, columns, max_values: MAX_RETURNED_CELLS });
 
 /**
  * Runs a write whose RETURNING list starts with `"id" AS "#id"`: the first `keep` rows, how many

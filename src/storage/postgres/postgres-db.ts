@@ -80,7 +80,7 @@ export function translatePgError(err: unknown): unknown {
   // concurrent writes that lock the same rows in opposite orders (two bulk upserts): PostgreSQL
   // rolls one back; nothing of it was written, so it can be retried
   if (e?.code === '40P01' || e?.code === '40001')
-    return new AppError(503, 'write_conflict', 'The write conflicted with a concurrent write and was rolled back; nothing was written.', null, 'Retry the request.', { 'Retry-After': '1' });
+    return new AppError('write_conflict');
   const code = e?.code ?? e?.errors?.[0]?.code;
   if ((code && (LOST_SQLSTATES.has(code) || LOST_SOCKET_CODES.has(code))) || LOST_MESSAGES.test(e?.message ?? ''))
     return new DatabaseUnavailable('connection_lost', describe(err));

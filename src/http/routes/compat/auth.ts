@@ -6,7 +6,7 @@ import type { TSchema } from '@sinclair/typebox';
 import type { DataPlaneService } from '../../../services/data-plane.ts';
 import type { EndUserService } from '../../../services/end-users.ts';
 import type { EmailFlowService } from '../../../services/email-flows.ts';
-import { AppError, invalid, unauthorized } from '../../../errors.ts';
+import { AppError } from '../../../errors.ts';
 import { hashToken } from '../../../lib/tokens.ts';
 import { API_VERSION, API_VERSION_HEADER, compatCaller, gotrueSession, gotrueUser, toGotrue, unsupported } from './gotrue.ts';
 import * as S from './schemas.ts';
@@ -18,20 +18,20 @@ type RateCode = 'over_email_send_rate_limit' | 'over_request_rate_limit';
 const OTP_TYPES = 'magiclink, email, signup, recovery and email_change';
 
 function noPhone(phone: string | undefined): void {
-  if (phone !== undefined) throw invalid('phone', 'not_supported', 'Phone numbers are not supported by Baseplate: use an email address.');
+  if (phone !== undefined) throw new AppError('validation_failed.compat', { field: 'phone', reason: 'not_supported', message: 'Phone numbers are not supported by Baseplate: use an email address.' });
 }
 function noMetadata(data: Record<string, unknown> | undefined): void {
-  if (data !== undefined && Object.keys(data).length > 0) throw invalid('data', 'not_supported', 'User metadata (options.data) is not supported by Baseplate: keep it in a table of your own.');
+  if (data !== undefined && Object.keys(data).length > 0) throw new AppError('validation_failed.compat', { field: 'data', reason: 'not_supported', message: 'User metadata (options.data) is not supported by Baseplate: keep it in a table of your own.' });
 }
 function noPkce(body: { code_challenge?: string | null }): void {
-  if (body.code_challenge) throw invalid('code_challenge', 'not_supported', "The PKCE flow is not supported by Baseplate: create the client with auth: { flowType: 'implicit' } (the default).");
+  if (body.code_challenge) throw new AppError('validation_failed.compat', { field: 'code_challenge', reason: 'not_supported', message: "The PKCE flow is not supported by Baseplate: create the client with auth: { flowType: 'implicit' } (the default)." });
 }
 function requireEmail(email: string | undefined): string {
-  if (email === undefined) throw invalid('email', 'required', "The field 'email' is required.");
+  if (email === undefined) throw new AppError('validation_failed.required', { field: 'email' });
   return email;
 }
 function signedIn(c: Caller): { user: NonNullable<Caller['user']>; tokenHash: string } {
-  if (!c.user || c.userToken === undefined) throw unauthorized('invalid_user_token', 'No user is signed in, or the session has ended (Authorization: Bearer <access_token>).');
+  if (!c.user || c.userToken === undefined) throw new AppError('invalid_user_token.compat');
   return { user: c.user, tokenHash: hashToken(c.userToken) };
 }
 
@@ -95,9 +95,9 @@ export function compatAuthRoutes(app: FastifyInstance, dataPlane: DataPlaneServi
       check: (req) => {
         const grant = req.query.grant_type;
         if (grant === 'refresh_token')
-          throw new AppError(400, 'refresh_token_not_found', 'Baseplate issues no refresh tokens: a session lasts 30 days, then the user signs in again.', null, 'Sign in again (signInWithPassword or a magic link).');
+          throw new AppError('refresh_token_not_found');
         if (grant !== 'password')
-          throw new AppError(400, 'unsupported_grant_type', grant === undefined ? 'The grant_type query parameter is required (password).' : `The grant type '${String(grant).slice(0, 40)}' is not supported by Baseplate: only password.`, { field: 'grant_type' });
+          throw grant === undefined ? new AppError('unsupported_grant_type.missing') : new AppError('unsupported_grant_type', { grant: String(grant).slice(0, 40) });
       },
     },
     async (req, _c, pid) => {
@@ -109,7 +109,7 @@ export function compatAuthRoutes(app: FastifyInstance, dataPlane: DataPlaneServi
 
   route('POST', 'logout', { summary: 'signOut: scope global (default), local or others', rate: 'over_request_rate_limit' }, async (req, c, pid) => {
     const scope = req.query.scope ?? 'global';
-    if (scope !== 'global' && scope !== 'local' && scope !== 'others') throw invalid('scope', 'not_allowed', "scope is one of 'global', 'local' or 'others'.");
+    if (scope !== 'global' && scope !== 'local' && scope !== 'others') throw new AppError('validation_failed.compat', { field: 'scope', reason: 'not_allowed', message: "scope is one of 'global', 'local' or 'others'." });
     const s = signedIn(c);
     await users.endSessions(pid, s.user.id, s.tokenHash, scope);
     return undefined;
@@ -131,9 +131,9 @@ export function compatAuthRoutes(app: FastifyInstance, dataPlane: DataPlaneServi
       const b = req.body as S.UserUpdate;
       noPhone(b.phone);
       noMetadata(b.data);
-      if (b.nonce !== undefined) throw invalid('nonce', 'not_supported', 'Reauthentication nonces are not supported by Baseplate: send current_password with the new password.');
-      if (b.email !== undefined && b.password !== undefined) throw invalid('email', 'not_allowed', 'Change the email and the password in two calls.');
-      if (b.current_password !== undefined && b.password === undefined) throw invalid('current_password', 'not_allowed', 'current_password goes with a new password.');
+      if (b.nonce !== undefined) throw new AppError('validation_failed.compat', { field: 'nonce', reason: 'not_supported', message: 'Reauthentication nonces are not supported by Baseplate: send current_password with the new password.' });
+      if (b.email !== undefined && b.password !== undefined) throw new AppError('validation_failed.compat', { field: 'email', reason: 'not_allowed', message: 'Change the email and the password in two calls.' });
+      if (b.current_password !== undefined && b.password === undefined) throw new AppError('validation_failed.compat', { field: 'current_password', reason: 'not_allowed', message: 'current_password goes with a new password.' });
       if (b.password !== undefined) return gotrueUser(await users.changePassword(pid, s, { password: b.password, current_password: b.current_password }, req.ip));
       if (b.email !== undefined) {
         noPkce(b);
@@ -164,8 +164,8 @@ export function compatAuthRoutes(app: FastifyInstance, dataPlane: DataPlaneServi
     const b = req.body as S.Resend;
     noPhone(b.phone);
     noPkce(b);
-    if (b.type === 'email_change') throw invalid('type', 'not_supported', "Resending an email-change link is not supported by Baseplate: call updateUser({ email }) again.");
-    if (b.type !== 'signup') throw invalid('type', 'not_allowed', "resend supports type 'signup' only.");
+    if (b.type === 'email_change') throw new AppError('validation_failed.compat', { field: 'type', reason: 'not_supported', message: "Resending an email-change link is not supported by Baseplate: call updateUser({ email }) again." });
+    if (b.type !== 'signup') throw new AppError('validation_failed.compat', { field: 'type', reason: 'not_allowed', message: "resend supports type 'signup' only." });
     await flows.resendVerification(pid, { email: requireEmail(b.email), redirect_url: redirectOf(req) }, req.ip);
     return {};
   });
@@ -175,9 +175,9 @@ export function compatAuthRoutes(app: FastifyInstance, dataPlane: DataPlaneServi
     noPhone(b.phone);
     const known = ['magiclink', 'email', 'signup', 'recovery', 'email_change'];
     if (!known.includes(b.type))
-      throw invalid('type', 'not_allowed', `The OTP type '${b.type.slice(0, 32)}' is not supported by Baseplate: use ${OTP_TYPES}.`);
+      throw new AppError('validation_failed.compat', { field: 'type', reason: 'not_allowed', message: `The OTP type '${b.type.slice(0, 32)}' is not supported by Baseplate: use ${OTP_TYPES}.` });
     if (b.token_hash === undefined)
-      throw invalid('token_hash', 'required', 'Baseplate sends links, not one-time codes: pass the token from the link as token_hash.');
+      throw new AppError('validation_failed.compat', { field: 'token_hash', reason: 'required', message: 'Baseplate sends links, not one-time codes: pass the token from the link as token_hash.' });
     const token = b.token_hash;
     switch (b.type) {
       case 'magiclink':

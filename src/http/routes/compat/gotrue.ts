@@ -3,7 +3,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { DataPlaneCaller, DataPlaneService } from '../../../services/data-plane.ts';
 import type { EndUser, EndUserSession } from '../../../services/end-users.ts';
-import { AppError, unauthorized } from '../../../errors.ts';
+import { AppError } from '../../../errors.ts';
 import { bearer } from '../../platform-auth.ts';
 
 /**
@@ -36,7 +36,7 @@ export function compatCredentials(req: FastifyRequest): { apiKey: string | undef
 /** The key, end user and schema version behind the supabase-js headers (the same one-statement resolve as the native door). */
 export async function compatCaller(req: FastifyRequest, projectId: string, dataPlane: DataPlaneService): Promise<DataPlaneCaller & { userToken: string | undefined }> {
   const { apiKey, userToken } = compatCredentials(req);
-  if (apiKey === undefined) throw unauthorized('missing_api_key', 'A project API key is required (the apikey header, as supabase-js sends it).');
+  if (apiKey === undefined) throw new AppError('missing_api_key.compat');
   const caller = await dataPlane.resolve(projectId, apiKey, userToken);
   return { ...caller, userToken: caller.user ? userToken : undefined };
 }
@@ -97,7 +97,7 @@ export function toGotrue(err: unknown, rateLimit: 'over_email_send_rate_limit' |
   if (err.code === 'rate_limited') code = rateLimit;
   else if (err.status === 422 && d?.field === 'password' && (d.reason === 'too_short' || d.reason === 'too_long')) code = 'weak_password';
   else if (err.status === 422 && (d?.field === 'email' || d?.field === 'new_email') && err.code === 'validation_failed' && d.reason !== 'required') code = 'email_address_invalid';
-  return code === err.code ? err : new AppError(err.status, code, err.message, err.details, err.hint, err.headers);
+  return code === err.code ? err : err.withCode(code);
 }
 
-export const unsupported = (what: string, hint: string | null = null) => new AppError(404, 'not_supported', `${what} is not supported by Baseplate.`, null, hint);
+export const unsupported = (what: string, hint: string | null = null) => (hint === null ? new AppError('not_supported', { what }) : new AppError('not_supported.hint', { what, hint }));
