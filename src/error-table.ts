@@ -354,8 +354,6 @@ const FUNCTIONS = {
   'internal_error.db_call': { status: 500, message: 'The database call failed.' },
 } as const satisfies Record<string, ErrorSpec>;
 
-/** the table's sections, apart so that a test can prove no key is defined twice */
-export const ERROR_SECTIONS = [REQUEST, CAPACITY, CREDENTIALS, VALIDATION, EMAIL, TABLES, ROWS, FUNCTIONS] as const;
 /** The supabase-js door (src/http/routes/compat/): what GoTrue's clients may send and Baseplate does not do. */
 const COMPAT = {
   not_supported: { status: 404, message: '{{what}} is not supported by Baseplate.' },
@@ -379,4 +377,6 @@ const COMPAT = {
   },
 } as const satisfies Record<string, ErrorSpec>;
 
+/** the table's sections, apart so that a test can prove no key is defined twice */
+export const ERROR_SECTIONS = [REQUEST, CAPACITY, CREDENTIALS, VALIDATION, EMAIL, TABLES, ROWS, FUNCTIONS, COMPAT] as const;
 export const ERRORS = { ...REQUEST, ...CAPACITY, ...CREDENTIALS, ...VALIDATION, ...EMAIL, ...TABLES, ...ROWS, ...FUNCTIONS, ...COMPAT } as const;

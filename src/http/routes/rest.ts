@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { CallerGuess, DataPlaneCaller, DataPlaneService } from '../../services/data-plane.ts';
 import type { RowService, RestRequest, RestResponse } from '../../services/rows/rows.ts';
 import { StaleGuess } from '../../services/data-plane.ts';
-import { StorageFailure } from '../../storage/engine.ts';
+import { StorageFailure, StoreMissing } from '../../storage/engine.ts';
 import { userToken } from '../data-plane-auth.ts';
 import { bearer } from '../platform-auth.ts';
 
@@ -45,8 +45,10 @@ async function handleGuessed(rows: RowService, request: Omit<RestRequest, 'key' 
     return await rows.handle({ ...request, ...guess.caller, guess });
   } catch (err) {
     // an answer the guard did not confirm may be the guessed caller's, not this one's; but a failed
-    // database says nothing about the caller, and the long way would only wait on it again
-    if ((guess.confirmed || err instanceof StorageFailure) && !(err instanceof StaleGuess)) throw err;
+    // database says nothing about the caller, and the long way would only wait on it again (a
+    // project deleted meanwhile is the caller's business: the long way answers 401)
+    const failed = err instanceof StorageFailure && !(err instanceof StoreMissing);
+    if ((guess.confirmed || failed) && !(err instanceof StaleGuess)) throw err;
     return null;
   }
 }
