@@ -114,7 +114,9 @@ await describeEngines('rest passthrough bulk writes', (ctx, kind) => {
     let used = counter.stop();
     assert.equal(merged.status, 201, JSON.stringify(merged.body));
     assert.deepEqual(merged.body, body, 'updated and inserted rows, in input order');
-    assert.ok(used.statements <= 25, `${used.statements} statements`); // an UPDATE and an INSERT per slice
+    // an UPDATE and an INSERT per slice, twice that when a busy machine makes the embedded engine run
+    // the transaction again on a worker thread (its main-thread attempt ran past its deadline)
+    assert.ok(used.statements <= 50, `${used.statements} statements`);
     counter = countStatements(t);
     const ignored = await d.rest('POST', 'handles?on_conflict=h&select=h,v', {
       body: Array.from({ length: 6000 }, (_, i) => ({ h: `h${i}`, v: 2 })),
@@ -122,7 +124,7 @@ await describeEngines('rest passthrough bulk writes', (ctx, kind) => {
     });
     used = counter.stop();
     assert.deepEqual(ignored.body, Array.from({ length: 1000 }, (_, i) => ({ h: `h${5000 + i}`, v: 2 })), 'existing rows skipped');
-    assert.ok(used.statements <= 15, `${used.statements} statements`);
+    assert.ok(used.statements <= 30, `${used.statements} statements`);
     assert.equal((await d.rest('GET', 'handles?v=eq.1', { headers: { prefer: 'count=exact' } })).headers['content-range'], '0-999/5000');
   });
 
