@@ -113,7 +113,9 @@ export class DataPlaneService {
 
   /** The caller these credentials resolved to last time, with the guard that checks it now; null: none remembered. */
   async guess(projectId: string, apiKey: string | undefined, userToken: string | undefined): Promise<CallerGuess | null> {
-    if (apiKey === undefined || !isTokenShaped(apiKey)) return null;
+    // in-process statements save no round trip: the embedded engine resolves the long way (a
+    // guarded read there also crowded its per-project budget under load: 503 project_busy)
+    if (!this.engine.dialect.remote || apiKey === undefined || !isTokenShaped(apiKey)) return null;
     const credentials = { keyHash: hashToken(apiKey), session: sessionOf(userToken) };
     const seen = this.guesses.get(guessKey(projectId, credentials));
     if (!seen) return null;

@@ -50,6 +50,8 @@ export interface Dialect {
   readonly idColumn: string;
   /** Appended to a text column reference in comparisons and ORDER BY so both engines order strings by code point. */
   readonly binaryCollation: string;
+  /** Statements cost a network round trip (a repeated read then runs as one guarded statement: services/data-plane.ts). */
+  readonly remote: boolean;
   /**
    * ADD COLUMN for an existing table; a NOT NULL column is backfilled with its default (a bound
    * parameter) between `add` and `afterBackfill`.

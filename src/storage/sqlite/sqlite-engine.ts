@@ -45,6 +45,7 @@ export const sqliteDialect: Dialect = {
   columnType: (type) => COLUMN_TYPES[type],
   idColumn: '"id" INTEGER PRIMARY KEY AUTOINCREMENT',
   binaryCollation: '',
+  remote: false,
   // SQLite cannot add a constraint later: a NOT NULL column gets a placeholder DEFAULT from our own
   // vocabulary (never user text), then the real default is written with a bound parameter.
   addColumn: (table, column, type, notNull) => ({
