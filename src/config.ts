@@ -7,6 +7,8 @@ export interface Config {
   databaseUrl: string | null;
   bodyLimitBytes: number;
   maxRows: number;
+  /** GUESSED_READS: repeated reads on PostgreSQL run as one guarded statement (services/data-plane.ts; off by default) */
+  guessedReads: boolean;
   logLevel: string;
   /** false, a number of trusted proxy hops, or a list of trusted proxy addresses/CIDRs (Fastify's trustProxy) */
   trustProxy: boolean | number | string[];
@@ -134,6 +136,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     databaseUrl,
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     maxRows: int(env, 'MAX_ROWS', 1000, 1, 100000),
+    guessedReads: env.GUESSED_READS === 'true' || env.GUESSED_READS === '1',
     logLevel: logLevel(env.LOG_LEVEL),
     trustProxy: trustProxy(env.TRUST_PROXY),
     argon2: Object.freeze({

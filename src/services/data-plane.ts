@@ -78,6 +78,8 @@ export class DataPlaneService {
     private readonly projects: ProjectService,
     private readonly keys: KeyService,
     private readonly clock: Clock,
+    /** GUESSED_READS (config.ts) */
+    private readonly guessing = false,
   ) {}
 
   /** The caller of `projectId`, or 401 (no key, or one not valid for this project: also when the project does not exist). */
@@ -115,7 +117,7 @@ export class DataPlaneService {
   async guess(projectId: string, apiKey: string | undefined, userToken: string | undefined): Promise<CallerGuess | null> {
     // in-process statements save no round trip: the embedded engine resolves the long way (a
     // guarded read there also crowded its per-project budget under load: 503 project_busy)
-    if (!this.engine.dialect.remote || apiKey === undefined || !isTokenShaped(apiKey)) return null;
+    if (!this.guessing || !this.engine.dialect.remote || apiKey === undefined || !isTokenShaped(apiKey)) return null;
     const credentials = { keyHash: hashToken(apiKey), session: sessionOf(userToken) };
     const seen = this.guesses.get(guessKey(projectId, credentials));
     if (!seen) return null;

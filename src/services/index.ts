@@ -88,7 +88,7 @@ export function buildServices(engine: Engine, config: Config, clock: Clock, opts
     projects,
     tables,
     keys,
-    dataPlane: new DataPlaneService(engine, projects, keys, clock),
+    dataPlane: new DataPlaneService(engine, projects, keys, clock, config.guessedReads),
     endUsers,
     policies,
     rows,

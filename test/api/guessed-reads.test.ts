@@ -108,4 +108,4 @@ await describeEngines('guessed reads', (ctx) => {
     const second = await lastUsed();
     assert.ok(second && Date.parse(second) - Date.parse(first) >= 61_000, `${first} then ${second}`);
   });
-});
+}, { GUESSED_READS: 'true' });
