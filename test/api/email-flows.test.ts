@@ -8,9 +8,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { describeEngines, registerAccount, createProject, expectError, uniqueEmail, type TestApp, type Reply } from '../support/app.ts';
-import { startSmtpCapture, type SmtpCapture, type CapturedMail } from '../support/mail-capture.ts';
-import { smtpMailer } from '../../src/email/mailer.ts';
-import type { MailerFactory } from '../../src/services/email-config.ts';
+import { captureMailers, startSmtpCapture, type SmtpCapture, type CapturedMail } from '../support/mail-capture.ts';
 import { authOf } from '../../src/services/end-users.ts';
 import { PurposeTokens } from '../../src/services/purpose-tokens.ts';
 import { PgDb } from '../../src/storage/postgres/postgres-db.ts';
@@ -25,11 +23,7 @@ before(async () => {
 after(async () => {
   await smtp?.close();
 });
-// settings must name an allowed port; the capture server listens on a free one
-const mailers: MailerFactory = {
-  smtp: (s) => smtpMailer({ ...s, port: smtp.port }, { resolver: { lookup: async () => ['127.0.0.1'] }, allowPrivateHosts: true, timeoutMs: 5000 }),
-  emailapi: () => ({ send: async () => undefined }),
-};
+const mailers = captureMailers(() => smtp);
 
 const MIN = 60 * 1000;
 const PASSWORD = 'end user password';

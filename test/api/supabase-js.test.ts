@@ -10,9 +10,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createClient, type SupabaseClient, type AuthChangeEvent } from '@supabase/supabase-js';
 import { describeEngines, registerAccount, createProject, uniqueEmail, expectError, type TestApp } from '../support/app.ts';
-import { startSmtpCapture, type SmtpCapture } from '../support/mail-capture.ts';
-import { smtpMailer } from '../../src/email/mailer.ts';
-import type { MailerFactory } from '../../src/services/email-config.ts';
+import { captureMailers, startSmtpCapture, type SmtpCapture } from '../support/mail-capture.ts';
 
 let smtp: SmtpCapture;
 before(async () => {
@@ -21,10 +19,7 @@ before(async () => {
 after(async () => {
   await smtp?.close();
 });
-const mailers: MailerFactory = {
-  smtp: (s) => smtpMailer({ ...s, port: smtp.port }, { resolver: { lookup: async () => ['127.0.0.1'] }, allowPrivateHosts: true, timeoutMs: 5000 }),
-  emailapi: () => ({ send: async () => undefined }),
-};
+const mailers = captureMailers(() => smtp);
 
 const SITE = 'https://app.example.com';
 const PASSWORD = 'end user password';

@@ -3,6 +3,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
+import { smtpMailer } from '../../src/email/mailer.ts';
+import type { MailerFactory } from '../../src/services/email-config.ts';
 
 export interface CapturedMail {
   from: string;
@@ -141,4 +143,16 @@ export async function startApiCapture(): Promise<ApiCapture> {
   capture.baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
   capture.close = () => new Promise<void>((resolve) => server.close(() => resolve()));
   return capture;
+}
+
+/**
+ * Mailers that deliver a project's SMTP settings to the capture server `smtp()` (read when a mail is
+ * sent: suites start it in before()): settings must name an allowed port, the capture listens on a
+ * free one. The emailapi provider sends nothing.
+ */
+export function captureMailers(smtp: () => SmtpCapture): MailerFactory {
+  return {
+    smtp: (s) => smtpMailer({ ...s, port: smtp().port }, { resolver: { lookup: async () => ['127.0.0.1'] }, allowPrivateHosts: true, timeoutMs: 5000 }),
+    emailapi: () => ({ send: async () => undefined }),
+  };
 }
