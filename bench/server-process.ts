@@ -11,8 +11,7 @@ export const REPO = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 /** How the service is started: the compiled build when there is one, as `npm start` runs it. */
 export function serviceCommand(): { argv: string[]; label: string } {
-  // --no-node-snapshot: isolated-vm (edge functions) needs it on Node 20+, as in `npm start`
-  if (existsSync(join(REPO, 'dist/main.js'))) return { argv: ['--no-node-snapshot', 'dist/main.js'], label: 'node --no-node-snapshot dist/main.js' };
+  if (existsSync(join(REPO, 'dist/main.js'))) return { argv: ['dist/main.js'], label: 'node dist/main.js' };
   return { argv: ['--no-node-snapshot', '--import', 'tsx', 'src/main.ts'], label: 'node --no-node-snapshot --import tsx src/main.ts (no dist/main.js)' };
 }
 

@@ -55,9 +55,6 @@ async function step<T>(what: string, fn: () => T | Promise<T>): Promise<T> {
 async function start() {
   const config = await step('invalid configuration: ', () => loadConfig(process.env));
   log.level = config.logLevel;
-  // isolated-vm (edge functions) needs it on Node 20+; `npm start` passes it
-  if (!process.execArgv.includes('--no-node-snapshot') && !(process.env.NODE_OPTIONS ?? '').includes('--no-node-snapshot'))
-    warn('node was started without --no-node-snapshot: edge functions may crash the process; use npm start');
   // the key comes first: a PostgreSQL deployment without one must not touch its database
   const master = await step('', () =>
     loadMasterKey({ env: config.masterKey, engine: config.databaseUrl ? 'postgres' : 'sqlite', dataDir: config.dataDir, warn }),

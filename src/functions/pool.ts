@@ -11,7 +11,7 @@ import { getPriority, setPriority } from 'node:os';
 import { workerScript } from '../bundles.ts';
 import { AppError } from '../errors.ts';
 import { Gate } from './gate.ts';
-import { FunctionFailure, FunctionInvalid, type Bridge, type FailureCode, type FunctionRequest, type FunctionResponse, type SandboxLimits } from './sandbox.ts';
+import { FunctionFailure, FunctionInvalid, type Bridge, type FailureCode, type FunctionRequest, type FunctionResponse, type SandboxLimits } from './invocation.ts';
 import { RSS_EXIT_CODE, type FromWorker, type ToWorker } from './protocol.ts';
 
 // beyond the sandbox's own deadline, how long a process may stay silent before it is killed

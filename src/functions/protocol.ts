@@ -1,5 +1,5 @@
 // Messages between the service and its sandbox processes (pool.ts <-> worker-main.ts).
-import type { FunctionRequest, SandboxLimits } from './sandbox.ts';
+import type { FunctionRequest, SandboxLimits } from './invocation.ts';
 
 export type ToWorker =
   | { type: 'run'; id: number; code: string; request: FunctionRequest; auth: unknown; limits: SandboxLimits }

@@ -3,47 +3,7 @@
 // way out is the `context.db` bridge, which the host checks and runs under the caller's policies.
 import ivm from 'isolated-vm';
 
-export type FailureCode = 'function_error' | 'function_timeout' | 'function_out_of_memory' | 'function_invalid_response' | 'function_response_too_large';
-
-/** the largest response a function may return (its JSON text) */
-export const RESPONSE_MAX_BYTES = 4 * 1024 * 1024;
-
-/** An invocation that did not produce a response. */
-export class FunctionFailure extends Error {
-  constructor(
-    readonly code: FailureCode,
-    message: string,
-    readonly detail: string | null = null,
-  ) {
-    super(message);
-  }
-}
-
-/** Code that cannot be deployed: a syntax error, an import, no default-exported function. */
-export class FunctionInvalid extends Error {}
-
-export interface SandboxLimits {
-  memoryMb: number;
-  /** wall-clock budget for the whole invocation, including time spent awaiting the database */
-  timeoutMs: number;
-}
-
-export interface FunctionRequest {
-  method: string;
-  path: string;
-  query: Record<string, string | string[]>;
-  headers: Record<string, string>;
-  body: unknown;
-}
-
-export interface FunctionResponse {
-  status: number;
-  headers: Record<string, string>;
-  body: unknown;
-}
-
-/** The host side of context.db: JSON text in, JSON text out. */
-export type Bridge = (requestJson: string) => Promise<string>;
+import { FunctionFailure, FunctionInvalid, RESPONSE_MAX_BYTES, type Bridge, type FunctionRequest, type FunctionResponse, type SandboxLimits } from './invocation.ts';
 
 // Runs before the module, inside an IIFE so that the bridge stays private to it. `__invoke` calls
 // the default export and hands back JSON text, so a result that is not JSON data is reported as

@@ -1,7 +1,8 @@
 // A sandbox process: runs one function invocation at a time for the parent (pool.ts). V8 can abort
 // a whole process on some out-of-memory paths and a hostile thrown value can wedge a thread, so
 // isolates live here, where the parent can kill and replace the process without losing the service.
-import { checkFunctionCode, FunctionFailure, FunctionInvalid, runFunction } from './sandbox.ts';
+import { checkFunctionCode, runFunction } from './sandbox.ts';
+import { FunctionFailure, FunctionInvalid } from './invocation.ts';
 
 import { RSS_EXIT_CODE, type FromWorker, type ToWorker } from './protocol.ts';
 

@@ -8,7 +8,7 @@ import type { KeyCaller, Permission } from './keys.ts';
 import type { RestRequest, RowService } from './rows/rows.ts';
 import { AppError } from '../errors.ts';
 import { NAME_RE } from '../lib/validate.ts';
-import { FunctionFailure, FunctionInvalid, type FunctionRequest, type FunctionResponse } from '../functions/sandbox.ts';
+import { FunctionFailure, FunctionInvalid, type FunctionRequest, type FunctionResponse } from '../functions/invocation.ts';
 import { callError, type SandboxPool } from '../functions/pool.ts';
 
 export const CODE_MAX_BYTES = 256 * 1024;

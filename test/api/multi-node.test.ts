@@ -61,7 +61,7 @@ if (engines.includes('postgres')) {
       const env: Record<string, string | undefined> = { ...process.env, DATABASE_URL: db.url, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent' };
       delete env.MASTER_KEY;
       buildDist();
-      const proc = spawn(process.execPath, ['--no-node-snapshot', 'dist/main.js'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      const proc = spawn(process.execPath, ['dist/main.js'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
       let err = '';
       for (const out of [proc.stdout!, proc.stderr!]) out.on('data', (c: Buffer) => (err += c.toString()));
       const code = await new Promise<number | null>((resolve) => proc.on('exit', resolve));

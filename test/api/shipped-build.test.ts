@@ -1,6 +1,6 @@
 // The service as npm start runs it: node dist/main.js, built by the install step. No TypeScript
-// loader anywhere at run time: not in the service, not in its sandbox processes; and an engine's
-// driver is loaded only by a service that uses that engine.
+// loader anywhere at run time: not in the service, not in its sandbox processes; an engine's
+// driver is loaded only by a service that uses that engine, and isolated-vm only by the sandboxes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -55,6 +55,11 @@ for (const kind of engines) {
       // pg is pure JavaScript, invisible in the maps; better-sqlite3 is native and shows there
       const sqliteLoaded = mapped(pid).includes('better_sqlite3.node');
       assert.equal(sqliteLoaded, kind === 'sqlite', 'the SQLite driver is loaded only by the embedded engine');
+      // isolated-vm lives in the sandbox processes only: the service keeps Node's start-up snapshot,
+      // which a process that loads it must give up (--no-node-snapshot)
+      assert.ok(!mapped(pid).includes('isolated_vm.node'), 'the service process does not load isolated-vm');
+      assert.ok(!cmdline(pid).includes('--no-node-snapshot'), 'the service starts with the snapshot, as npm start runs it');
+      assert.ok(sandboxes.every((c) => c.includes('--no-node-snapshot')), sandboxes.join('\n'));
     } finally {
       await server.stop();
       await db?.drop();

@@ -5,7 +5,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { SandboxPool } from '../../src/functions/pool.ts';
-import { FunctionFailure, FunctionInvalid } from '../../src/functions/sandbox.ts';
+import { FunctionFailure, FunctionInvalid } from '../../src/functions/invocation.ts';
 
 // Invocations meant to time out get a short budget, so that the file stays quick. Every other one
 // gets a budget no loaded machine exhausts (sandboxes run at a lower CPU priority than the rest of

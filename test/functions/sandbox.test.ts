@@ -10,18 +10,8 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import {
-  checkFunctionCode,
-  FunctionFailure,
-  FunctionInvalid,
-  runFunction,
-  shapeResponse,
-  type Bridge,
-  type FailureCode,
-  type FunctionRequest,
-  type FunctionResponse,
-  type SandboxLimits,
-} from '../../src/functions/sandbox.ts';
+import { checkFunctionCode, runFunction, shapeResponse } from '../../src/functions/sandbox.ts';
+import { FunctionFailure, FunctionInvalid, type Bridge, type FailureCode, type FunctionRequest, type FunctionResponse, type SandboxLimits } from '../../src/functions/invocation.ts';
 
 const LIMITS: SandboxLimits = { memoryMb: 32, timeoutMs: 300 };
 // memory blow-ups get a longer wall-clock budget so that they hit the heap limit before the timer

@@ -9,7 +9,7 @@ const BASE_ENV = { PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ARGON2_MEMOR
 
 function spawnMain(env: Record<string, string>): ChildProcess {
   buildDist();
-  return spawn(process.execPath, ['--no-node-snapshot', join(ROOT, 'dist', 'main.js')], {
+  return spawn(process.execPath, [join(ROOT, 'dist', 'main.js')], {
     env: { ...process.env, ...BASE_ENV, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
