@@ -16,11 +16,17 @@
  * Build with -Wl,-z,nodelete: SQLite unloads an extension when the connection that loaded it
  * closes, and the watchdog thread must never lose its code.
  *
- * Loading it also keeps the connection's WAL file and its shared-memory index on disk when the
- * last connection to the file closes (SQLITE_FCNTL_PERSIST_WAL; the WAL is checkpointed and
- * truncated to 0 bytes then, given a journal_size_limit), which only this C API can ask for: the
- * engine closes and reopens project files all the time beyond its open-file limit, and creating
- * the two files anew was most of the cost of a reopen.
+ * Loading it also sets what only this C API can set, for an engine that keeps hundreds of project
+ * files open and closes and reopens them beyond its open-file limit:
+ * - the connection's WAL file and shared-memory index stay on disk when the last connection to the
+ *   file closes (SQLITE_FCNTL_PERSIST_WAL): creating the two files anew was most of a reopen's cost;
+ * - closing does not checkpoint (SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE): a file closed for the limit
+ *   keeps its WAL for the next open (SQLite checkpoints on its own as the WAL grows, and the engine
+ *   checkpoints every file when it shuts down), so a close is cheap and writes nothing;
+ * - a small lookaside (LOOKASIDE_SLOTS slots of LOOKASIDE_SLOT bytes): SQLite's default reserves
+ *   and touches about 120 KiB per connection, most of the memory an idle open file holds.
+ * It must be loaded before the connection runs any statement (the lookaside cannot change while
+ * in use).
  */
 #include "sqlite3ext.h"
 SQLITE_EXTENSION_INIT1
@@ -28,6 +34,8 @@ SQLITE_EXTENSION_INIT1
 #include <time.h>
 
 #define REPEAT_NS 10000000 /* 10 ms */
+#define LOOKASIDE_SLOT 128
+#define LOOKASIDE_SLOTS 64
 
 typedef struct Conn {
   sqlite3 *db;
@@ -125,6 +133,9 @@ int sqlite3_sqlitedeadline_init(sqlite3 *db, char **err, const sqlite3_api_routi
   SQLITE_EXTENSION_INIT2(api);
   /* a hint: a VFS without it (none here) deletes the files as before */
   sqlite3_file_control(db, "main", SQLITE_FCNTL_PERSIST_WAL, &persist_wal);
+  sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, (int *)0);
+  /* SQLITE_BUSY if a statement already ran: the default lookaside then stays, nothing else changes */
+  sqlite3_db_config(db, SQLITE_DBCONFIG_LOOKASIDE, (void *)0, LOOKASIDE_SLOT, LOOKASIDE_SLOTS);
   pthread_once(&started, start_watchdog);
   if (start_failed) {
     *err = sqlite3_mprintf("bp_set_deadline: cannot start the watchdog thread");

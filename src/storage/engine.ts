@@ -27,17 +27,16 @@ export interface Db {
   tx<T>(fn: (db: Db) => Promise<T>): Promise<T>;
   /**
    * Runs a statement reading its rows one at a time, so that memory does not grow with them: the
-   * first `keep` rows, how many there were, and how many have 0 in column `zero` (null: none).
+   * first `keep` rows and how many there were.
    * Only where SQL cannot do it (SQLite's RETURNING cannot feed a query); PostgreSQL wraps the
    * statement in a CTE instead (services/rows/tally.ts).
    */
-  tally?(sql: string, params: readonly SqlParam[], keep: number, zero: string | null): Promise<RowTally>;
+  tally?(sql: string, params: readonly SqlParam[], keep: number): Promise<RowTally>;
 }
 
 export interface RowTally {
   rows: Record<string, unknown>[];
   count: number;
-  zeros: number;
 }
 
 export type ColumnType = 'text' | 'integer' | 'number' | 'boolean' | 'timestamp' | 'date' | 'json';
@@ -65,7 +64,17 @@ export interface Dialect {
   readonly generatedId: string;
   /** After rows were inserted with explicit ids: keep the id generator ahead of them. */
   afterExplicitIds(db: Db, table: string): Promise<void>;
+  /**
+   * An expression for a write's RETURNING list that is 1 when `condition` is TRUE and otherwise
+   * fails the statement (which then leaves nothing) with the AppError `failure`: the post-write
+   * check inside the write itself, so that a write of one statement needs no transaction.
+   */
+  assertTrue(condition: string, failure: RowFailure): string;
 }
+
+/** What a write's own check (Dialect.assertTrue) can fail with: each is a code of the error table. */
+export type RowFailure = 'rls_violation' | 'id_exhausted';
+export const ROW_FAILURES: ReadonlySet<string> = new Set<RowFailure>(['rls_violation', 'id_exhausted']);
 
 export interface Engine {
   readonly kind: EngineKind;

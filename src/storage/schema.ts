@@ -1,5 +1,6 @@
 // Migrations of both stores, written once against a per-engine type vocabulary: the engines differ
-// only in the SQL types below, so the migration list (and its names) is shared.
+// only in the SQL types below (and PostgreSQL's one SQL-defined function, which SQLite registers on
+// each connection instead), so the migration list (and its names) is shared.
 import type { Migration } from './migrate.ts';
 
 export interface SchemaTypes {
@@ -7,6 +8,8 @@ export interface SchemaTypes {
   bool: string;
   bigint: string;
   serial: string; // auto-increment integer primary key
+  /** the statement that defines bp_assert (Dialect.assertTrue) in the platform store, if the engine defines functions in SQL */
+  rowAssertion?: string;
 }
 
 // t() qualifies table names; index names stay bare (PostgreSQL puts an index in its table's schema).
@@ -51,6 +54,11 @@ export function platformMigrations(t: Q, y: SchemaTypes): Migration[] {
         `CREATE INDEX "auth_failures_at" ON ${t('auth_failures')} (at)`,
         `CREATE INDEX "auth_throttle_locks_at" ON ${t('auth_throttle_locks')} (at)`,
       ],
+    },
+    {
+      // a write's post-write check inside its own statement (Dialect.assertTrue)
+      name: '0004_row_assertion',
+      statements: y.rowAssertion ? [y.rowAssertion] : [],
     },
   ];
 }

@@ -30,7 +30,7 @@ export function countStatements(t: TestApp): { stop: () => StatementCount } {
     run: (sql, params) => seen(sql, db.run(sql, params), () => 0),
     runBestEffort: (sql, params) => seen(sql, db.runBestEffort(sql, params), () => 0),
     tx: (fn) => db.tx((inner) => fn(wrap(inner))),
-    ...(db.tally && { tally: (sql, params, keep, zero) => seen(sql, db.tally!(sql, params, keep, zero), (r) => r.rows.length) }),
+    ...(db.tally && { tally: (sql, params, keep) => seen(sql, db.tally!(sql, params, keep), (r) => r.rows.length) }),
   });
   engine.data = async (id, version) => wrap(await original.call(t.engine, id, version));
   return {

@@ -103,11 +103,10 @@ test('[sqlite] a project file from before the stamp (user_version 0) is stamped 
   });
 });
 
-test('[sqlite] a closed project file keeps its WAL (emptied) and index, so that reopening creates no file; deleting the project removes them', async () => {
+test('[sqlite] a project file closed for the open-file limit keeps its WAL and index and writes nothing; the engine empties the WAL when it closes; deleting the project removes them', async () => {
   await withProject(async (dir, file) => {
     const kept = (when: string) => {
       for (const suffix of ['-wal', '-shm']) assert.ok(existsSync(file + suffix), `${suffix} kept ${when}`);
-      assert.equal(walBytes(file), 0, `the WAL was checkpointed and emptied ${when}`);
     };
     const write = async (engine: SqliteEngine, v: number) => (await engine.data(PROJECT)).run('INSERT INTO t (v) VALUES (?)', [v]);
     await withEngine({ dataDir: dir }, async (engine) => {
@@ -115,10 +114,15 @@ test('[sqlite] a closed project file keeps its WAL (emptied) and index, so that 
       await write(engine, 1);
     });
     kept('when the engine closed');
+    assert.equal(walBytes(file), 0, 'the engine checkpointed and emptied the WAL when it closed');
     await withEngine({ dataDir: dir, maxOpenProjects: 1 }, async (engine) => {
       await write(engine, 2);
+      const before = { db: digest(file), wal: walBytes(file) };
+      assert.ok(before.wal > 0, 'the write is in the WAL');
       await engine.createProjectStore('otherproject');
       kept('when the file was the least recently used beyond the limit');
+      // no checkpoint on that close: the database file is untouched and the WAL keeps the write
+      assert.deepEqual({ db: digest(file), wal: walBytes(file) }, before);
       const db = await engine.project(PROJECT);
       assert.deepEqual(await db.all('SELECT v FROM t ORDER BY v'), [{ v: 1 }, { v: 2 }]);
       await engine.dropProjectStore(PROJECT);

@@ -146,15 +146,35 @@ export class Inserter {
     return plan;
   }
 
-  /** Writes a planned body; `show`: the representation to return, or null. */
-  async write(tx: Db, scope: Scope, req: InsertRequest, plan: InsertPlan, show: { select: SelectItem[] | null } | null): Promise<Written> {
-    const batch = new Batch(this.engine.dialect, tx, scope, req, plan, new Placement(show ? req.body.length : 0), this.inputOptions(scope, req));
-    await batch.prepare(show);
-    // explicit ids first (an upsert on id matches them), then the generator moves past them once
-    await batch.pass(plan.explicit, 'id');
-    if (plan.explicit.length > 0) await this.engine.dialect.afterExplicitIds(tx, scope.t);
-    await batch.pass(plan.generated, req.target !== null && req.target !== 'id' ? 'column' : null);
-    return batch.placement.written();
+  /**
+   * Writes a planned body, all or nothing; `show`: the representation to return, or null. `check`
+   * sees how many rows were written before they are committed (a failure rolls the write back). A
+   * plain insert of generated ids that fits one statement is that statement alone, outside any
+   * transaction: the statement checks its own rows (Scope.returning), so it is atomic by itself,
+   * and on PostgreSQL it saves the BEGIN and COMMIT round trips. Such an insert writes every row or
+   * fails, so `check` runs before it, on the body's length.
+   */
+  async write(db: Db, scope: Scope, req: InsertRequest, plan: InsertPlan, show: { select: SelectItem[] | null } | null, check: (count: number) => void): Promise<Written> {
+    // a batch per attempt: an engine may run a transaction twice (Engine.data)
+    const newBatch = () => new Batch(this.engine.dialect, scope, req, plan, new Placement(show ? req.body.length : 0), this.inputOptions(scope, req), show);
+    const generatedBy: KeyedBy = req.target !== null && req.target !== 'id' ? 'column' : null;
+    const run = async (tx: Db) => {
+      const batch = newBatch();
+      // explicit ids first (an upsert on id matches them), then the generator moves past them once
+      await batch.pass(tx, plan.explicit, 'id');
+      if (plan.explicit.length > 0) await this.engine.dialect.afterExplicitIds(tx, scope.t);
+      await batch.pass(tx, plan.generated, generatedBy);
+      return batch.placement.written();
+    };
+    if (req.target === null && plan.explicit.length === 0 && plan.generated.length <= newBatch().rowsPerStatement(generatedBy)) {
+      check(plan.generated.length);
+      return run(db);
+    }
+    return db.tx(async (tx) => {
+      const written = await run(tx);
+      check(written.count);
+      return written;
+    });
   }
 
   private inputOptions(scope: Scope, req: InsertRequest): InputOptions {
@@ -171,38 +191,47 @@ class Batch {
   private mergeWhere: { sql: string; params: SqlParam[] } = { sql: '', params: [] };
   /** How the rows of the current pass are matched to what their statements return. */
   private keyedBy: KeyedBy = null;
+  /** where the current pass writes */
+  private tx!: Db;
 
   constructor(
     private readonly dialect: Dialect,
-    private readonly tx: Db,
     private readonly scope: Scope,
     private readonly req: InsertRequest,
     private readonly plan: InsertPlan,
     readonly placement: Placement,
     private readonly opts: InputOptions,
-  ) {}
+    show: { select: SelectItem[] | null } | null,
+  ) {
+    this.prepare(show);
+  }
 
   /** The RETURNING lists (with the conflict column, to match rows by) and the merge's policies. */
-  async prepare(show: { select: SelectItem[] | null } | null): Promise<void> {
-    const { tx, scope, req } = this;
+  private prepare(show: { select: SelectItem[] | null } | null): void {
+    const { scope, req } = this;
     const key = req.target !== null && req.target !== 'id' ? `, ${quoteIdent(req.target)} AS "#key"` : '';
     const withKey = (r: Returning): Returning => ({ ...r, sql: r.sql + key });
-    this.insertRet = withKey(await scope.returning(tx, 'INSERT', show, true));
+    this.insertRet = withKey(scope.returning('INSERT', show, true, true));
     if (!req.merge) return;
-    this.mergeRet = withKey(await scope.returning(tx, 'UPDATE', show, true));
+    this.mergeRet = withKey(scope.returning('UPDATE', show, true));
     // an existing row is merged only if the caller may update it and see it
     const policies = [scope.policy('UPDATE'), scope.policy('SELECT')].filter((p) => p !== null);
     this.mergeWhere = { sql: policies.map((p) => ` AND (${p.sql})`).join(''), params: policies.flatMap((p) => p.params) };
   }
 
-  /** Completes and writes the rows at `positions`, a slice a statement; upserts where the rows carry the conflict key. */
-  async pass(positions: number[], keyedBy: KeyedBy): Promise<void> {
-    this.keyedBy = keyedBy;
-    const upsert = this.req.target !== null && (keyedBy === 'column' || this.req.target === keyedBy);
+  /** Rows one statement may carry: its bound parameters (each row's, and the policies') stay within the engines' limit. */
+  rowsPerStatement(keyedBy: KeyedBy): number {
     const width = Math.max(1, this.scope.table.columns.length + (keyedBy === 'id' ? 1 : 0));
     const fixed = this.insertRet.params.length + (this.mergeRet?.params.length ?? 0) + this.mergeWhere.params.length;
-    const max = Math.min(MAX_ROWS_PER_STATEMENT, Math.floor((MAX_BOUND_PARAMS - fixed) / width));
-    for (const slice of slices(positions, max)) {
+    return Math.min(MAX_ROWS_PER_STATEMENT, Math.floor((MAX_BOUND_PARAMS - fixed) / width));
+  }
+
+  /** Completes and writes the rows at `positions`, a slice a statement; upserts where the rows carry the conflict key. */
+  async pass(tx: Db, positions: number[], keyedBy: KeyedBy): Promise<void> {
+    this.keyedBy = keyedBy;
+    this.tx = tx;
+    const upsert = this.req.target !== null && (keyedBy === 'column' || this.req.target === keyedBy);
+    for (const slice of slices(positions, this.rowsPerStatement(keyedBy))) {
       const slots = this.complete(slice);
       if (upsert) await this.upsert(slots);
       else await this.insert(slots, false);

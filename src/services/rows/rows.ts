@@ -20,7 +20,7 @@ import type { AuthContext } from '../end-users.ts';
 import type { KeyCaller, Permission } from '../keys.ts';
 import { toParam } from '../column-values.ts';
 import { checkObject, completeForReplace, inputOptions, invalidValue, parseBodyRows, type RowValues } from './row-input.ts';
-import { Scope, rlsViolation, type Operation, type Returning, type Written } from './scope.ts';
+import { Scope, type Operation, type Returning, type Written } from './scope.ts';
 import { Inserter, type InsertRequest } from './insert.ts';
 import { guardedRead } from './guarded-read.ts';
 import { StaleGuess, type CallerGuess } from '../data-plane.ts';
@@ -223,8 +223,7 @@ export class RowService {
    */
   private async touch(tx: Db, scope: Scope, sql: string, params: SqlParam[], ret: Returning, rowId: number | null, single: boolean): Promise<Written> {
     const max = ret.items ? maxShownRows(ret.items.length) : 0;
-    const t = await tally(tx, sql, params, ret.items ? max + 1 : 0, ret.checked ? '#ok' : null);
-    if (t.zeros > 0) throw rlsViolation();
+    const t = await tally(tx, sql, params, ret.items ? max + 1 : 0);
     this.finish(t.count, rowId, single);
     if (ret.items && t.count > max) throw tooManyRows(t.count, ret.items.length);
     const shown = scope.collect(t.rows, ret).filter((x) => x.row !== null);
@@ -282,11 +281,7 @@ export class RowService {
       now: this.clock.now(),
     };
     const plan = this.inserter.plan(scope, req);
-    const written = await scope.db.tx(async (tx) => {
-      const out = await this.inserter.write(tx, scope, req, plan, show);
-      this.finish(out.count, null, single);
-      return out;
-    });
+    const written = await this.inserter.write(scope.db, scope, req, plan, show, (count) => this.finish(count, null, single));
     return this.writeReply(written, prefer, r, shape);
   }
 
@@ -312,7 +307,7 @@ export class RowService {
     const show = this.show(q, prefer, r, shape);
     const written = await scope.db.tx(async (tx) => {
       const w = await this.target(tx, scope, q, rowId, 'UPDATE');
-      const ret = await scope.returning(tx, 'UPDATE', show, true);
+      const ret = scope.returning('UPDATE', show, true);
       const sets = p.cols.map((c) => `${quoteIdent(c)} = ?`).join(', ');
       return this.touch(tx, scope, `UPDATE ${scope.t} SET ${sets}${w.sql} RETURNING ${ret.sql}`, [...p.values, ...w.params, ...ret.params], ret, rowId, single);
     });
@@ -326,7 +321,7 @@ export class RowService {
     const written = await scope.db.tx(async (tx) => {
       const w = await this.target(tx, scope, q, rowId, 'DELETE');
       // the rows returned are the deleted ones, whose values the WHERE clause already checked
-      const ret = await scope.returning(tx, null, show, false);
+      const ret = scope.returning(null, show, false);
       return this.touch(tx, scope, `DELETE FROM ${scope.t}${w.sql} RETURNING ${ret.sql}`, [...w.params, ...ret.params], ret, rowId, single);
     });
     return this.writeReply(written, prefer, r, shape);

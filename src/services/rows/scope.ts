@@ -23,12 +23,12 @@ export interface Projection {
 }
 
 /**
- * What a write's RETURNING carries: the id, whether the written row passes the operation's
- * policies (`checked`: the post-write check), whether the caller may SELECT it (`filtered`), and
- * the selected columns (`items`; null when no representation is returned).
+ * What a write's RETURNING carries: the id, the post-write check (an assertion that fails the
+ * statement when a written row does not pass the operation's policies: Dialect.assertTrue), whether
+ * the caller may SELECT it (`filtered`), and the selected columns (`items`; null when no
+ * representation is returned).
  */
 export interface Returning extends Sql {
-  checked: boolean;
   filtered: boolean;
   items: SelectItem[] | null;
 }
@@ -47,8 +47,6 @@ export interface Returned {
 }
 
 export const rlsViolation = () => new AppError('rls_violation');
-
-const idExhausted = () => new AppError('id_exhausted');
 
 const truth = (sql: string) => `CASE WHEN (${sql}) THEN 1 ELSE 0 END`;
 
@@ -92,36 +90,40 @@ export class Scope {
 
   /**
    * The RETURNING list of a write. `check`: the operation whose policies every written row must
-   * pass. `show`: the `select` of the rows to return, or null for none; `filter`: whether they must
-   * pass the SELECT policies (false when the WHERE clause already applied them to these values).
+   * pass, or fail the statement (403 rls_violation, nothing written); `newIds`: the write generates
+   * ids, each of which must stay an exact JSON number (2^53 - 1 at most) or fail it. `show`: the
+   * `select` of the rows to return, or null for none; `filter`: whether they must pass the SELECT
+   * policies (false when the WHERE clause already applied them to these values).
    */
-  async returning(tx: Db, check: Operation | null, show: { select: SelectItem[] | null } | null, filter: boolean): Promise<Returning> {
+  returning(check: Operation | null, show: { select: SelectItem[] | null } | null, filter: boolean, newIds = false): Returning {
     const parts = ['"id" AS "#id"'];
     const params: Sql['params'] = [];
-    const add = (p: Sql | null, alias: string): boolean => {
-      if (!p) return false;
-      parts.push(`${truth(p.sql)} AS "${alias}"`);
-      params.push(...p.params);
-      return true;
-    };
-    const checked = check !== null && add(this.policy(check), '#ok');
-    const filtered = show !== null && filter && add(this.policy('SELECT'), '#see');
+    const dialect = this.engine.dialect;
+    const policy = check === null ? null : this.policy(check);
+    if (policy) {
+      parts.push(`${dialect.assertTrue(policy.sql, 'rls_violation')} AS "#ok"`);
+      params.push(...policy.params);
+    }
+    if (newIds) parts.push(`${dialect.assertTrue(`"id" <= ${Number.MAX_SAFE_INTEGER}`, 'id_exhausted')} AS "#safe"`);
+    const see = show !== null && filter ? this.policy('SELECT') : null;
+    if (see) {
+      parts.push(`${truth(see.sql)} AS "#see"`);
+      params.push(...see.params);
+    }
+    const filtered = see !== null;
     let items: SelectItem[] | null = null;
     if (show !== null) {
       const p = this.projection(show.select);
       parts.push(p.sql);
       items = p.items;
     }
-    return { sql: parts.join(', '), params, checked, filtered, items };
+    return { sql: parts.join(', '), params, filtered, items };
   }
 
-  /** A write's RETURNING rows, checked. A failed post-write check, or a generated id beyond
-   * 2^53 - 1 (no longer an exact JSON number), throws: the transaction rolls back. */
+  /** A write's RETURNING rows (the statement checked them), with the rows to show. */
   collect(raw: Record<string, unknown>[], ret: Returning): Returned[] {
     return raw.map((r) => {
       const id = Number(r['#id']);
-      if (!Number.isSafeInteger(id)) throw idExhausted();
-      if (ret.checked && Number(r['#ok']) !== 1) throw rlsViolation();
       const shown = ret.items !== null && (!ret.filtered || Number(r['#see']) === 1);
       return { id, raw: r, row: shown ? this.decode(r, ret.items!) : null };
     });

@@ -1,8 +1,7 @@
 // How much of a write's result is held in memory. A PATCH or DELETE may touch millions of rows: its
-// RETURNING rows are counted and checked where they are read, and only those it may return are
-// kept. What a write returns is bounded too, in values (rows × returned columns).
+// RETURNING rows are counted where they are read (the statement checks them itself:
+// Dialect.assertTrue), and only those it may return are kept. What a write returns is bounded too, in values (rows × returned columns).
 import type { Db, RowTally, SqlParam } from '../../storage/engine.ts';
-import { quoteIdent } from '../../storage/engine.ts';
 import { AppError } from '../../errors.ts';
 
 /** The most values (rows × returned columns) a write's representation holds. */
@@ -14,20 +13,19 @@ export const maxShownRows = (columns: number): number => Math.floor(MAX_RETURNED
 export const tooManyRows = (rows: number, columns: number) => new AppError('too_many_rows', { rows, columns, max_values: MAX_RETURNED_CELLS });
 
 /**
- * Runs a write whose RETURNING list starts with `"id" AS "#id"`: the first `keep` rows, how many
- * rows it returned, and how many of them have 0 in column `zero`. The SQLite worker reads the rows
+ * Runs a write whose RETURNING list starts with `"id" AS "#id"`: the first `keep` rows, and how many
+ * rows it returned. The SQLite worker reads the rows
  * one at a time (Db.tally); on PostgreSQL a data-modifying CTE runs to completion however little of
  * it is read, so the aggregates see every row while LIMIT keeps pg from receiving more than `keep`.
  */
-export async function tally(tx: Db, sql: string, params: readonly SqlParam[], keep: number, zero: string | null): Promise<RowTally> {
-  if (tx.tally) return tx.tally(sql, params, keep, zero);
-  const zeros = zero === null ? '0' : `count(*) FILTER (WHERE ${quoteIdent(zero)} = 0)`;
+export async function tally(tx: Db, sql: string, params: readonly SqlParam[], keep: number): Promise<RowTally> {
+  if (tx.tally) return tx.tally(sql, params, keep);
   const rows = await tx.all<Record<string, unknown>>(
-    `WITH "#w" AS (${sql}) SELECT "#r".*, "#a"."#count", "#a"."#zeros"` +
-      ` FROM (SELECT count(*) AS "#count", ${zeros} AS "#zeros" FROM "#w") AS "#a" LEFT JOIN (SELECT * FROM "#w" LIMIT ?) AS "#r" ON TRUE`,
+    `WITH "#w" AS (${sql}) SELECT "#r".*, "#a"."#count"` +
+      ` FROM (SELECT count(*) AS "#count" FROM "#w") AS "#a" LEFT JOIN (SELECT * FROM "#w" LIMIT ?) AS "#r" ON TRUE`,
     [...params, keep],
   );
-  // one row even when nothing was kept: the aggregates beside a row of NULLs
+  // one row even when nothing was kept: the count beside a row of NULLs
   const first = rows[0]!;
-  return { rows: rows.filter((r) => r['#id'] !== null), count: Number(first['#count']), zeros: Number(first['#zeros']) };
+  return { rows: rows.filter((r) => r['#id'] !== null), count: Number(first['#count']) };
 }

@@ -3,8 +3,11 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { AppError } from '../../errors.ts';
-import type { Db, SqlParam } from '../engine.ts';
-import { quoteIdent, UniqueViolation, NotNullViolation, QueryTimeout, DatabaseUnavailable, StoreMissing } from '../engine.ts';
+import type { Db, RowFailure, SqlParam } from '../engine.ts';
+import { quoteIdent, UniqueViolation, NotNullViolation, QueryTimeout, DatabaseUnavailable, StoreMissing, ROW_FAILURES } from '../engine.ts';
+
+/** The SQLSTATE of bp_assert (schema.ts, migration 0004_row_assertion): a class no server uses. */
+export const ASSERTION_SQLSTATE = 'BP001';
 
 // Result types the same as SQLite's: numbers for bigint/count, ISO strings for instants,
 // 'YYYY-MM-DD' for dates. Given to each pool (postgres-engine.ts): pg's defaults stay as they are
@@ -75,6 +78,8 @@ export function translatePgError(err: unknown): unknown {
   if (e?.code === '23505') return new UniqueViolation(e.constraint ?? null);
   if (e?.code === '23502') return new NotNullViolation(e.column ?? null);
   if (e?.code === '57014') return new QueryTimeout();
+  // a write's own check failed (Dialect.assertTrue, the platform schema's bp_assert); the statement left nothing
+  if (e?.code === ASSERTION_SQLSTATE && ROW_FAILURES.has(e.message ?? '')) return new AppError(e.message as RowFailure);
   // a relation or schema that is gone: the project (or table) was deleted, maybe through another node
   if (e?.code === '42P01' || e?.code === '3F000') return new StoreMissing();
   // concurrent writes that lock the same rows in opposite orders (two bulk upserts): PostgreSQL

@@ -4,6 +4,8 @@ import Database from 'better-sqlite3';
 import { join } from 'node:path';
 
 const WAL_SIZE_LIMIT = 4 * 1024 * 1024;
+// (better-sqlite3 takes the entry point as a second argument; its typings omit it)
+const EXTENSION_ENTRY_POINT = 'sqlite3_sqlitedeadline_init';
 
 export function projectFile(projectDir: string, projectId: string): string {
   if (!/^[a-z0-9]+$/.test(projectId)) throw new Error('invalid project id');
@@ -18,17 +20,19 @@ export interface OpenOptions {
    * main thread uses 0 and waits asynchronously instead (sqlite-db.ts), so that it never blocks.
    */
   busyTimeoutMs?: number;
+  /**
+   * The engine's native extension (native/sqlite-deadline.c: the statement deadline, and the
+   * connection settings only its C API can make), loaded before anything else runs.
+   */
+  extension?: string;
 }
 
 export function openConnection(file: string, opts: OpenOptions = {}): Database.Database {
-  const db = new Database(file, { fileMustExist: opts.mustExist ?? false });
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = NORMAL');
-  db.pragma('foreign_keys = ON');
-  db.pragma(`busy_timeout = ${Math.trunc(opts.busyTimeoutMs ?? 5000)}`);
-  // a WAL kept on disk (sqlite-deadline.c) is truncated to 0 bytes when the last connection closes
-  // only under a limit; a WAL that a large write grew beyond the limit is trimmed back at its next
-  // restart (about SQLite's default checkpoint, 1000 pages of 4 KiB)
-  db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT}`);
+  const db = new Database(file, { fileMustExist: opts.mustExist ?? false, timeout: Math.trunc(opts.busyTimeoutMs ?? 5000) });
+  if (opts.extension) (db.loadExtension as (file: string, entryPoint: string) => void)(opts.extension, EXTENSION_ENTRY_POINT);
+  // One call for every setting: opening is on the hot path of a project beyond the open-file limit.
+  // A WAL kept on disk (the extension) is trimmed back to the limit at its next restart after a
+  // large write grew it (about SQLite's default checkpoint, 1000 pages of 4 KiB).
+  db.exec(`PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA journal_size_limit = ${WAL_SIZE_LIMIT}`);
   return db;
 }

@@ -4,11 +4,12 @@
 // connection never blocks the event loop on another connection's write lock (its busy timeout is
 // 0): it waits for the lock asynchronously (`whenFree`), since worker threads write the same files.
 import type Database from 'better-sqlite3';
-import type { Db, SqlParam } from '../engine.ts';
-import { quoteIdent, UniqueViolation, NotNullViolation, QueryTimeout, StorageFull } from '../engine.ts';
+import type { Db, RowFailure, SqlParam } from '../engine.ts';
+import { quoteIdent, UniqueViolation, NotNullViolation, QueryTimeout, StorageFull, ROW_FAILURES } from '../engine.ts';
 import { projectBusy } from '../fair-gate.ts';
 import { AppError } from '../../errors.ts';
 import { tallyRows } from './sqlite-tally.ts';
+import { ASSERTION_CODE } from './sqlite-functions.ts';
 import type { ConnectionStatements, StatementCache } from './sqlite-statement-cache.ts';
 
 /** how long a main-thread statement waits for another connection's write lock, asynchronously */
@@ -29,6 +30,8 @@ export function translateSqliteError(err: unknown): unknown {
     return new UniqueViolation(m ? m[1]!.split('.').pop()! : null);
   }
   if (e?.code === 'SQLITE_INTERRUPT') return new QueryTimeout(); // the statement deadline (sqlite-deadline.ts)
+  // a write's own check failed (Dialect.assertTrue); the statement left nothing
+  if (e?.code === ASSERTION_CODE && ROW_FAILURES.has(e.message ?? '')) return new AppError(e.message as RowFailure);
   // another connection of the project (a long write in a worker) held the write lock past the wait
   if (isBusy(err)) return projectBusy();
   if (e?.code === 'SQLITE_CONSTRAINT_NOTNULL') {
@@ -80,10 +83,17 @@ export class SqliteDb implements Db {
     this.statements = statements.connection(raw);
   }
 
-  /** Closes the connection; its statements leave the cache. */
-  close(): void {
+  /**
+   * Closes the connection; its statements leave the cache. `checkpoint`: first move the WAL into
+   * the database file and empty it (a closing project file keeps its WAL otherwise: the engine's
+   * extension turns SQLite's checkpoint-on-close off, so that a file closed for the open-file limit
+   * is closed without writing).
+   */
+  close(opts: { checkpoint?: boolean } = {}): void {
     this.statements.forget();
-    if (this.raw.open) this.raw.close();
+    if (!this.raw.open) return;
+    if (opts.checkpoint) this.raw.pragma('wal_checkpoint(TRUNCATE)');
+    this.raw.close();
   }
 
   t(name: string): string {
@@ -127,7 +137,7 @@ export class SqliteDb implements Db {
       run: (sql, params = []) => this.statement(sql, params, 'run', probe) as never,
       runBestEffort: (sql, params = []) => this.statement(sql, params, 'run', probe).then(() => undefined),
       tx: (fn) => this.transaction(fn, probe),
-      tally: async (sql, params, keep, zero) => this.inTx(() => tallyRows(this.bounded(probe, () => this.prepare(sql).iterate(...toSqlite(params)) as Iterable<Row>), keep, zero)),
+      tally: async (sql, params, keep) => this.inTx(() => tallyRows(this.bounded(probe, () => this.prepare(sql).iterate(...toSqlite(params)) as Iterable<Row>), keep)),
     };
   }
 
@@ -147,7 +157,7 @@ export class SqliteDb implements Db {
       run: async (sql, params = []) => run(sql, params, 'run') as never,
       runBestEffort: async (sql, params = []) => void run(sql, params, 'run'),
       tx: (fn) => fn(this.inside(probe)),
-      ...(probe && { tally: async (sql, params, keep, zero) => this.inTx(() => tallyRows(this.bounded(probe, () => this.prepare(sql).iterate(...toSqlite(params)) as Iterable<Row>), keep, zero)) }),
+      ...(probe && { tally: async (sql, params, keep) => this.inTx(() => tallyRows(this.bounded(probe, () => this.prepare(sql).iterate(...toSqlite(params)) as Iterable<Row>), keep)) }),
     };
   }
 

@@ -12,7 +12,7 @@ import { SqliteDb } from './sqlite-db.ts';
 import { openConnection, projectFile } from './sqlite-connection.ts';
 import { SqliteWorkerPool } from './sqlite-worker-pool.ts';
 import { HybridDb, InlineBudget } from './sqlite-hybrid-db.ts';
-import { installDeadline } from './sqlite-deadline.ts';
+import { deadlineSetter } from './sqlite-deadline.ts';
 import { registerSqliteFunctions } from './sqlite-functions.ts';
 import { sqliteDeadlineLibrary, sqliteWorkerScript } from './sqlite-build.ts';
 import { SqlitePolicyCompiler } from './sqlite-policy-compiler.ts';
@@ -56,6 +56,7 @@ export const sqliteDialect: Dialect = {
   decodeValue,
   generatedId: 'NULL', // a NULL for an INTEGER PRIMARY KEY is the next rowid
   afterExplicitIds: async () => undefined, // AUTOINCREMENT already continues after the largest id
+  assertTrue: (condition, failure) => `bp_assert(CASE WHEN (${condition}) THEN 1 ELSE 0 END, '${failure}')`,
 };
 
 export interface SqliteEngineOptions {
@@ -74,7 +75,7 @@ export interface SqliteEngineOptions {
 }
 
 // the main thread never blocks on another connection's write lock (see sqlite-db.ts)
-const open = (file: string) => openConnection(file, { busyTimeoutMs: 0 });
+const open = (file: string, extension?: string) => openConnection(file, { busyTimeoutMs: 0, extension });
 
 const PLATFORM_MIGRATIONS = platformMigrations(quoteIdent, TYPES);
 const PROJECT_MIGRATIONS = projectMigrations(quoteIdent, TYPES);
@@ -162,9 +163,9 @@ export class SqliteEngine implements Engine {
     const file = this.file(projectId);
     if (!create && !existsSync(file)) throw new StoreMissing();
     // data statements are tried here first (sqlite-hybrid-db.ts): functions and deadline as in a worker
-    const raw = open(file);
+    const raw = open(file, this.deadlineLibrary);
     registerSqliteFunctions(raw);
-    const db = new SqliteDb(raw, this.statements, installDeadline(raw, this.deadlineLibrary));
+    const db = new SqliteDb(raw, this.statements, deadlineSetter(raw));
     try {
       await migrateFile(db, PROJECT_MIGRATIONS);
     } catch (err) {
@@ -227,7 +228,7 @@ export class SqliteEngine implements Engine {
 
   async close(): Promise<void> {
     await this.workers.close();
-    for (const conn of this.projects.values()) conn.close();
+    for (const conn of this.projects.values()) conn.close({ checkpoint: true });
     this.projects.clear();
     this.platform.close();
   }

@@ -329,6 +329,20 @@ const OPTIONS = { deterministic: true, safeIntegers: true, varargs: true };
 // connection make registering them about five times as costly, and project files open often
 const FUNCTIONS = sqlFunctions();
 
+/** The error bp_assert throws: translated where the engine translates driver errors (sqlite-db.ts). */
+export const ASSERTION_CODE = 'BP_ASSERT';
+
+/**
+ * bp_assert(ok, failure): 1, or the statement fails with `failure` (Dialect.assertTrue). Not
+ * deterministic, so that SQLite never evaluates it once up front for a constant condition, as it
+ * may a deterministic function, even when the statement writes no row.
+ */
+function assertTrue(ok: V, failure: V): 1 {
+  if (ok !== null && Number(ok) === 1) return 1;
+  throw Object.assign(new Error(String(failure)), { code: ASSERTION_CODE });
+}
+
 export function registerSqliteFunctions(db: Database.Database): void {
   for (const [name, f] of FUNCTIONS) db.function(name, OPTIONS, f);
+  db.function('bp_assert', { safeIntegers: true }, assertTrue);
 }

@@ -129,8 +129,8 @@ export class HybridDb implements Db {
     return this.either((db) => db.runBestEffort(sql, params));
   }
 
-  tally(sql: string, params: readonly SqlParam[], keep: number, zero: string | null): Promise<RowTally> {
-    return this.either((db) => db.tally!(sql, params, keep, zero));
+  tally(sql: string, params: readonly SqlParam[], keep: number): Promise<RowTally> {
+    return this.either((db) => db.tally!(sql, params, keep));
   }
 
   tx<T>(fn: (db: Db) => Promise<T>): Promise<T> {

@@ -200,9 +200,9 @@ class WorkerDb implements Db {
     }
   }
 
-  tally(sql: string, params: readonly SqlParam[], keep: number, zero: string | null): Promise<RowTally> {
+  tally(sql: string, params: readonly SqlParam[], keep: number): Promise<RowTally> {
     const timeoutMs = this.pool.statementTimeoutMs;
-    return this.send({ t: 'tally', project: this.projectId, sql, params: toSqlite(params) as SqlParam[], keep, zero, timeoutMs }) as Promise<RowTally>;
+    return this.send({ t: 'tally', project: this.projectId, sql, params: toSqlite(params) as SqlParam[], keep, timeoutMs }) as Promise<RowTally>;
   }
 
   tx<T>(fn: (db: Db) => Promise<T>): Promise<T> {

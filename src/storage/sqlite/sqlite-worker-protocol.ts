@@ -14,7 +14,7 @@ export interface WorkerSetup {
 export type ToWorker =
   | { t: 'q'; id: number; project: string; sql: string; params: SqlParam[]; mode: 'all' | 'get' | 'run'; timeoutMs: number }
   /** Db.tally: the statement's rows read one at a time; replies a RowTally */
-  | { t: 'tally'; id: number; project: string; sql: string; params: SqlParam[]; keep: number; zero: string | null; timeoutMs: number }
+  | { t: 'tally'; id: number; project: string; sql: string; params: SqlParam[]; keep: number; timeoutMs: number }
   | { t: 'begin'; id: number; project: string; timeoutMs: number }
   | { t: 'commit' | 'rollback' | 'close'; id: number; project: string };
 

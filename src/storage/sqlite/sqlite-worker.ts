@@ -9,7 +9,7 @@ import type Database from 'better-sqlite3';
 import type { RowTally } from '../engine.ts';
 import type { ToWorker, FromWorker, WorkerSetup } from './sqlite-worker-protocol.ts';
 import { openConnection, projectFile } from './sqlite-connection.ts';
-import { installDeadline } from './sqlite-deadline.ts';
+import { deadlineSetter } from './sqlite-deadline.ts';
 import { tallyRows } from './sqlite-tally.ts';
 import { registerSqliteFunctions } from './sqlite-functions.ts';
 import { StatementCache, WORKER_STATEMENTS, type ConnectionStatements } from './sqlite-statement-cache.ts';
@@ -36,10 +36,10 @@ function conn(projectId: string): Conn {
     conns.set(projectId, c);
     return c;
   }
-  const db = openConnection(projectFile(setup.projectDir, projectId), { mustExist: true, busyTimeoutMs: setup.busyTimeoutMs });
+  const db = openConnection(projectFile(setup.projectDir, projectId), { mustExist: true, busyTimeoutMs: setup.busyTimeoutMs, extension: setup.deadlineLibrary });
   db.pragma(`cache_size = -${CACHE_KIB}`);
   registerSqliteFunctions(db);
-  c = { db, setDeadline: installDeadline(db, setup.deadlineLibrary), statements: statements.connection(db), closing: false };
+  c = { db, setDeadline: deadlineSetter(db), statements: statements.connection(db), closing: false };
   conns.set(projectId, c);
   for (const [id, old] of conns) {
     if (conns.size <= setup.maxConnections) break;
@@ -75,7 +75,7 @@ function tally(c: Conn, m: Extract<ToWorker, { t: 'tally' }>): RowTally {
   const st = c.statements.prepare(m.sql);
   c.setDeadline(m.timeoutMs);
   try {
-    return tallyRows(st.iterate(...m.params) as Iterable<Record<string, unknown>>, m.keep, m.zero);
+    return tallyRows(st.iterate(...m.params) as Iterable<Record<string, unknown>>, m.keep);
   } finally {
     c.setDeadline(0);
   }
