@@ -80,15 +80,16 @@ if (engines.includes('postgres')) {
     }
 
     /** Service backends of the test database waiting on a lock (the admin connection holds it). */
-    async function waitForBlocked(n: number): Promise<void> {
+    /** Until at least (or at most) `n` statements of this database wait on a lock. */
+    async function waitForBlocked(n: number, bound: 'at least' | 'at most' = 'at least'): Promise<void> {
       const deadline = Date.now() + BOUND_MS;
       for (;;) {
         const r = await observer.query(
           "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid() AND wait_event_type = 'Lock'",
           [db.name],
         );
-        if (r.rows[0].n >= n) return;
-        assert.ok(Date.now() < deadline, `only ${r.rows[0].n} of ${n} requests reached the lock`);
+        if (bound === 'at least' ? r.rows[0].n >= n : r.rows[0].n <= n) return;
+        assert.ok(Date.now() < deadline, `${r.rows[0].n} statements wait on the lock, not ${bound} ${n}`);
         await new Promise((r) => setTimeout(r, 50));
       }
     }
@@ -149,13 +150,19 @@ if (engines.includes('postgres')) {
       await expectRecovery();
     });
 
-    test('connections reset mid-query (a read, and a write inside its transaction): 503, then recovery', { timeout: TEST_TIMEOUT_MS }, async () => {
+    test('connections reset mid-query (a read and two writes waiting on a lock): 503, nothing written, then recovery', { timeout: TEST_TIMEOUT_MS }, async () => {
       await admin.query('BEGIN');
       await admin.query(`LOCK TABLE "p_${pid}"."notes" IN ACCESS EXCLUSIVE MODE`);
+      const sentAt = performance.now();
       const pending = [readRows(), writeRow('blocked 1'), writeRow('blocked 2')];
       await waitForBlocked(3);
       proxy.resetAll();
       for (const res of await Promise.all(pending)) expectUnavailable(res, 'connection_lost');
+      // a write of one statement has no transaction to lose: the server notices that its client is
+      // gone and cancels it (client_connection_check_interval, every second), well before the
+      // statement timeout would, so the lock's release cannot let it commit
+      await waitForBlocked(0, 'at most');
+      assert.ok(performance.now() - sentAt < STATEMENT_TIMEOUT_MS, 'the server let go of the statements before their timeout');
       await admin.query('ROLLBACK');
       await expectRecovery();
       const rows = (await readRows()).body.map((r: { body: string }) => r.body);

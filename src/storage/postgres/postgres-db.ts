@@ -94,6 +94,16 @@ export function translatePgError(err: unknown): unknown {
   return err;
 }
 
+/**
+ * A write of one statement runs without a transaction (services/rows/insert.ts): if this node's
+ * connection dies while the statement waits (on a row lock, say), the server would otherwise only
+ * notice when it answers, after committing. PostgreSQL 14+ checks every so often that the client is
+ * still there and then cancels the statement; PostgreSQL 13 has no such setting (set_config finds no
+ * row, and such a write may then still be applied: 503 connection_lost says it may).
+ */
+const CLIENT_CHECK_MS = 1000;
+const CHECK_CLIENT = `SELECT set_config(name, '${CLIENT_CHECK_MS}', false) FROM pg_settings WHERE name = 'client_connection_check_interval'`;
+
 /** The error that broke a pooled client's connection, noted whenever it happened. */
 const failures = new WeakMap<pg.PoolClient, Error>();
 
@@ -109,6 +119,8 @@ export function watchPool(pool: pg.Pool): void {
     client.on('error', (err) => {
       if (!failures.has(client)) failures.set(client, err);
     });
+    // Sent before the client's first statement (pg runs a client's queries in order).
+    client.query(CHECK_CLIENT).catch(() => undefined);
   });
   pool.on('error', () => undefined); // an idle client's connection died: the pool has already discarded it
 }

@@ -87,12 +87,17 @@ export class SqliteDb implements Db {
    * Closes the connection; its statements leave the cache. `checkpoint`: first move the WAL into
    * the database file and empty it (a closing project file keeps its WAL otherwise: the engine's
    * extension turns SQLite's checkpoint-on-close off, so that a file closed for the open-file limit
-   * is closed without writing).
+   * is closed without writing). A checkpoint that fails (a full disk) leaves the WAL, which the
+   * next open reads as before.
    */
   close(opts: { checkpoint?: boolean } = {}): void {
     this.statements.forget();
     if (!this.raw.open) return;
-    if (opts.checkpoint) this.raw.pragma('wal_checkpoint(TRUNCATE)');
+    try {
+      if (opts.checkpoint) this.raw.pragma('wal_checkpoint(TRUNCATE)');
+    } catch {
+      // kept in the WAL: nothing is lost
+    }
     this.raw.close();
   }
 
