@@ -271,3 +271,38 @@ await describeEngines('policy simulator', (ctx, kind) => {
     expectError(await t.req('POST', `/projects/${d.pid}/tables/${docs.id}/simulate`, { body }), 401, 'missing_token');
   });
 });
+
+// The simulator's statements and the owner's row routes are bounded as the passthrough's are: a
+// policy that makes every row expensive ends at the statement timeout (the embedded engine's
+// deadline applies only to statements run through the project's gated store), while a simulation
+// of a few rows answers.
+const ROWS = 8000;
+const HEAVY_POLICY = Array.from({ length: 90 }, (_, i) => `body LIKE '%${'ab'.repeat(8)}${i}%'`).join(' OR ');
+
+await describeEngines(
+  'policy simulator and owner rows under the statement timeout',
+  (ctx) => {
+    let d: DataPlane;
+    let heavy: { id: string };
+    before(async () => {
+      d = await dataPlane(ctx());
+      heavy = await d.createTable('heavy', [{ name: 'body', type: 'text' }]);
+      for (let start = 0; start < ROWS; start += 2000) {
+        const rows = Array.from({ length: 2000 }, (_, i) => ({ body: `${start + i} `.padEnd(400, 'abcdefghij') }));
+        assert.equal((await d.rest('POST', 'heavy', { body: rows, headers: { prefer: 'return=minimal' } })).status, 201);
+      }
+      assert.equal((await d.policy(heavy.id, 'SELECT', HEAVY_POLICY)).status, 201);
+    });
+
+    test('a scan for the visible rows under an expensive policy ends with 503 query_timeout; twenty rows answer', async () => {
+      const t = ctx();
+      const base = `/projects/${d.pid}/tables/${heavy.id}`;
+      expectError(await t.req('POST', `${base}/simulate`, { token: d.owner, body: { as: 'anonymous', operation: 'SELECT', filter: 'visible' } }), 503, 'query_timeout');
+      expectError(await t.req('GET', `${base}/rows?as=anonymous`, { token: d.owner }), 503, 'query_timeout');
+      const few = await t.req('POST', `${base}/simulate`, { token: d.owner, body: { as: 'anonymous', operation: 'SELECT' } });
+      assert.equal(few.status, 200, JSON.stringify(few.body));
+      assert.equal(few.body.rows.length, 20);
+    });
+  },
+  { STATEMENT_TIMEOUT_MS: '300' },
+);
