@@ -33,7 +33,8 @@ export const STAGES: Record<SimOperation, Stage[]> = {
 export interface SimPolicy extends Policy {
   /** the stages of this operation it takes part in ([] when disabled or for another operation) */
   stages: Stage[];
-  /** null: it validates against the table as it is now; else it matches no rows */
+  /** whether it validates against the table as it is now; if not it matches no rows (`error` says why) */
+  valid: boolean;
   error: PolicyError | null;
 }
 
@@ -76,7 +77,8 @@ export function planStages(
   const takesPart = (p: Policy, stage: Stage) => p.enabled && (p.operation === 'ALL' || p.operation === stageOperation(op, stage));
   const reported = policies.map((p): SimPolicy => {
     const applied = service.apply(table, p, { auth: ctx.auth, now: ctx.now });
-    return { ...p, stages: STAGES[op].filter((s) => takesPart(p, s)), error: applied instanceof PolicyError ? applied : null };
+    const error = applied instanceof PolicyError ? applied : null;
+    return { ...p, stages: STAGES[op].filter((s) => takesPart(p, s)), valid: error === null, error };
   });
   const after = ctx.after;
   const afterRef = after ? (name: string) => after.ref.get(name) ?? quoteIdent(name) : undefined;
