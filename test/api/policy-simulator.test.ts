@@ -131,6 +131,8 @@ await describeEngines('policy simulator', (ctx, kind) => {
     assert.deepEqual(hidden.map((r) => r.id), [1, 2, 3, 4, 5].filter((id) => !visible.includes(id)));
     assert.ok(hidden.every((r) => !r.allowed));
     assert.deepEqual((await rowsOf({ as, operation: 'SELECT', filter: 'all', limit: 2 })).map((r) => r.id), [1, 2]);
+    assert.deepEqual(await rowsOf({ as, operation: 'SELECT', row_ids: [] }), []);
+    assert.deepEqual((await rowsOf({ as, operation: 'SELECT', row_ids: [3, 1, 2] })).map((r) => r.id), [3, 1, 2]);
     const picked = await rowsOf({ as, operation: 'SELECT', row_ids: [5, 999, 1, 5] });
     assert.deepEqual(picked.map((r) => [r.id, r.exists]), [[5, true], [999, false], [1, true]]);
     assert.deepEqual(picked[1], { id: 999, exists: false, row: null, allowed: false, stages: {}, reason: 'No row with id 999 exists.' });
