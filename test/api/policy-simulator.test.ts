@@ -296,7 +296,7 @@ await describeEngines(
       assert.equal((await d.policy(heavy.id, 'SELECT', HEAVY_POLICY)).status, 201);
     });
 
-    test('a scan for the visible rows under an expensive policy ends with 503 query_timeout, on the simulator and the owner's rows', async () => {
+    test("a scan for the visible rows under an expensive policy ends with 503 query_timeout, on the simulator and the owner's rows", async () => {
       const t = ctx();
       const base = `/projects/${d.pid}/tables/${heavy.id}`;
       expectError(await t.req('POST', `${base}/simulate`, { token: d.owner, body: { as: 'anonymous', operation: 'SELECT', filter: 'visible' } }), 503, 'query_timeout');
