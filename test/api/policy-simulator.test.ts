@@ -199,6 +199,16 @@ await describeEngines('policy simulator', (ctx, kind) => {
     assert.equal(res.body.rows[0].reason, 'Visible: no SELECT policy is enabled.');
   });
 
+  test('a table without columns: the candidate is its id alone, a patch-less UPDATE checks the row as it is', async () => {
+    const bare = await d.createTable('bare', []);
+    assert.equal((await d.policy(bare.id, 'ALL', 'id > 1')).status, 201);
+    await t.req('POST', `/projects/${d.pid}/tables/${bare.id}/rows`, { token: d.owner, body: [{}, {}] });
+    const [candidate] = (await simulate({ as: 'anonymous', operation: 'INSERT', values: {} }, { table: bare.id })).body.rows;
+    assert.deepEqual([candidate.row, candidate.allowed], [{ id: 3 }, true]);
+    const rows: SimRow[] = (await simulate({ as: 'anonymous', operation: 'UPDATE' }, { table: bare.id })).body.rows;
+    assert.deepEqual(rows.map((r) => [r.id, r.allowed, r.after]), [[1, false, { id: 1 }], [2, true, { id: 2 }]]);
+  });
+
   test('nothing is ever written: rows, the id generator, keys, users and the schema version stay as they were', async () => {
     const before = await snapshot();
     const callers = ['anonymous', `end_user:${alice.id}`, `end_user:${bob.id}`];
