@@ -70,6 +70,11 @@ export interface Dialect {
    * check inside the write itself, so that a write of one statement needs no transaction.
    */
   assertTrue(condition: string, failure: RowFailure): string;
+  /**
+   * The id the next generated row of table `name` would get, read without advancing the generator
+   * (the policy simulator's INSERT; a concurrent insert may take it first).
+   */
+  nextId(db: Db, name: string): Promise<number>;
 }
 
 /** What a write's own check (Dialect.assertTrue) can fail with: each is a code of the error table. */
