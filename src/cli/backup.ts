@@ -53,7 +53,7 @@ function checkIntegrity(dir: string, paths: string[]): void {
   for (const path of paths) {
     const problems = integrityProblems(join(dir, path));
     if (problems.length > 0)
-      throw new BackupError(`${path} in DATA_DIR is damaged (PRAGMA integrity_check: ${problems.slice(0, 3).join('; ')}); no backup was written`);
+      throw new BackupError(`${path} in DATA_DIR is damaged (PRAGMA integrity_check: ${problems.slice(0, 3).join('; ')})`);
   }
 }
 
@@ -100,6 +100,6 @@ export async function backup(config: Config, dir: string, ctx: CommandContext): 
     // nothing half-written stays behind
     if (created) rmSync(target, { recursive: true, force: true });
     else for (const entry of readdirSync(target)) rmSync(join(target, entry), { recursive: true, force: true });
-    throw err;
+    throw new BackupError(`${(err as Error).message}; no backup was written`);
   }
 }

@@ -28,7 +28,10 @@ export async function snapshotFile(source: string, dest: string): Promise<void> 
   try {
     // created empty first, readable by the owner alone (a copy holds password hashes and tokens)
     closeSync(openSync(dest, 'wx', 0o600));
-    await db.backup(dest, { progress: () => ALL_PAGES });
+    const copied = await db.backup(dest, { progress: () => ALL_PAGES });
+    // a source still locked after the busy timeout ends the copy before its first page, reported
+    // as a finished copy of nothing
+    if (copied.totalPages === 0 || copied.remainingPages !== 0) throw new Error('the database stayed locked by another connection; nothing was copied');
   } finally {
     db.close();
   }
