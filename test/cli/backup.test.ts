@@ -12,47 +12,11 @@ import Database from 'better-sqlite3';
 import { testEngines } from '../support/postgres.ts';
 import { startApiCapture } from '../support/mail-capture.ts';
 import { CLI, callServer, runUntilExit, startServer, type ServerProcess } from '../support/server-process.ts';
+import { assertRestored, project, register, startWriting } from '../support/live-writes.ts';
 
 const { engines } = await testEngines();
 
 const cli = (args: string[], env: Record<string, string>) => runUntilExit({ MASTER_KEY: '', ...env }, 120000, [CLI, ...args]);
-
-interface Project {
-  id: string;
-  key: string;
-}
-
-async function register(base: string, email: string): Promise<string> {
-  const res = await callServer(base, 'POST', '/auth/register', { body: { name: 'n', email, password: 'password1' } });
-  assert.equal(res.status, 201, JSON.stringify(res.body));
-  return res.body.token;
-}
-
-/** A project with a table `notes (n integer)`, a key that may insert and select, and an emailapi key sealed under the master key. */
-async function project(base: string, owner: string, name: string): Promise<Project> {
-  const p = (await callServer(base, 'POST', '/projects', { token: owner, body: { name } })).body;
-  assert.equal((await callServer(base, 'POST', `/projects/${p.id}/tables`, { token: owner, body: { name: 'notes', columns: [{ name: 'n', type: 'integer' }] } })).status, 201);
-  const key = (await callServer(base, 'POST', `/projects/${p.id}/keys`, { token: owner, body: { name: 'k', permissions: ['select', 'insert'] } })).body.key;
-  const email = { provider: 'emailapi', from_address: 'hello@example.com', from_name: 'Example', emailapi_api_key: `re_secret_${p.id}` };
-  assert.equal((await callServer(base, 'PUT', `/projects/${p.id}/auth/email-config`, { token: owner, body: email })).status, 200);
-  return { id: p.id, key };
-}
-
-/** Inserts rows 0, 1, 2, ... one at a time until stopped; `acked` holds those answered 201, in order. */
-function writer(base: string, p: Project, acked: number[], running: () => boolean): Promise<void> {
-  return (async () => {
-    for (let n = 0; running(); n++) {
-      const res = await callServer(base, 'POST', `/${p.id}/rest/notes`, { key: p.key, body: { n }, headers: { prefer: 'return=minimal' } });
-      if (res.status === 201) acked.push(n);
-    }
-  })();
-}
-
-async function readNs(base: string, p: Project): Promise<Set<number>> {
-  const res = await callServer(base, 'GET', `/${p.id}/rest/notes?select=n&limit=100000`, { key: p.key });
-  assert.equal(res.status, 200, JSON.stringify(res.body));
-  return new Set(res.body.map((r: { n: number }) => r.n));
-}
 
 if (engines.includes('sqlite')) {
   test('[sqlite] backup of a live server under writes: every write acknowledged before it began is restored, served, and its email secrets open', async (t) => {
@@ -66,10 +30,9 @@ if (engines.includes('sqlite')) {
     try {
       const owner = await register(server.base, 'backup-owner@example.com');
       const projects = [await project(server.base, owner, 'a'), await project(server.base, owner, 'b'), await project(server.base, owner, 'c')];
-      const acked = projects.map(() => [] as number[]);
+      const writes = await startWriting(server.base, projects);
+      const { acked } = writes;
       let running = true;
-      const writers = projects.map((p, i) => writer(server!.base, p, acked[i]!, () => running));
-      while (acked.some((a) => a.length < 20)) await new Promise((r) => setTimeout(r, 20));
       // the promise: every write acknowledged before the backup begins
       const promised = acked.map((a) => [...a]);
       // projects come and go while the backup runs (either in it whole, or left out whole)
@@ -83,7 +46,7 @@ if (engines.includes('sqlite')) {
       const res = await cli(['backup', backupDir], { DATA_DIR: live });
       const tookMs = Date.now() - began;
       running = false;
-      await Promise.all([...writers, churn]);
+      await Promise.all([writes.stop(), churn]);
       assert.equal(res.code, 0, res.stdout + res.stderr);
       assert.match(res.stdout, new RegExp(`^backed up ${live} into ${backupDir}: platform\\.db, \\d+ project file\\(s\\), master\\.key`));
       assert.ok(acked.every((a, i) => a.length > promised[i]!.length), 'writes went on while the backup ran');
@@ -102,15 +65,7 @@ if (engines.includes('sqlite')) {
       assert.deepEqual(readdirSync(restored).sort(), ['master.key', 'platform.db', 'projects']);
 
       second = await startServer({ ...env, DATA_DIR: restored });
-      for (const [i, p] of projects.entries()) {
-        const ns = await readNs(second.base, p);
-        const lost = promised[i]!.filter((n) => !ns.has(n));
-        assert.deepEqual(lost, [], `project ${p.id}: acknowledged before the backup began, missing after the restore`);
-        const before = api.requests.length;
-        const sent = await callServer(second.base, 'POST', `/projects/${p.id}/auth/email-config/test`, { token: owner, body: { to: 'ops@example.com' } });
-        assert.equal(sent.status, 200, JSON.stringify(sent.body));
-        assert.equal(api.requests[before]!.authorization, `Bearer re_secret_${p.id}`);
-      }
+      await assertRestored(second.base, owner, projects, promised, api);
       // every project the restored platform lists has its store
       for (const p of (await callServer(second.base, 'GET', '/projects', { token: owner })).body)
         assert.equal((await callServer(second.base, 'GET', `/projects/${p.id}/tables`, { token: owner })).status, 200, `project ${p.id} (${p.name})`);
