@@ -1,4 +1,5 @@
-// Composition root: the only file that reads process.env.
+// Composition root of the service. With the baseplate command (src/cli/cli.ts), the only file
+// that reads process.env.
 import { loadConfig } from './config.ts';
 import { engineOptions, openEngine } from './storage/open-engine.ts';
 import { StorageFailure } from './storage/engine.ts';
