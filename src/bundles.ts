@@ -1,6 +1,6 @@
 // The service as plain JavaScript. `npm ci` (postinstall) and `npm start` (prestart) run
-// scripts/build.mjs, which writes dist/: main.js and the two worker scripts, each one esbuild
-// bundle of our sources with the packages left as imports. Production runs node dist/main.js: no
+// scripts/build.mjs, which writes dist/: main.js, cli.js (the baseplate command) and the two worker
+// scripts, each one esbuild bundle of our sources with the packages left as imports. Production runs node dist/main.js: no
 // TypeScript loader at run time (it cost about 40 MiB and a second of start-up) and none in the
 // sandbox processes or worker threads.
 // Run from source (tests, through tsx), a worker script is bundled on demand into build/ instead,
@@ -23,10 +23,11 @@ const inDist = typeof BASEPLATE_DIST !== 'undefined';
 
 const ENTRIES = {
   main: 'src/main.ts',
+  cli: 'src/cli/cli.ts',
   'sqlite-worker': 'src/storage/sqlite/sqlite-worker.ts',
   'function-worker': 'src/functions/worker-main.ts',
 } as const;
-export type WorkerName = Exclude<keyof typeof ENTRIES, 'main'>;
+export type WorkerName = Exclude<keyof typeof ENTRIES, 'main' | 'cli'>;
 
 const mtime = (file: string) => statSync(file).mtimeMs;
 
@@ -76,7 +77,7 @@ export function workerScript(name: WorkerName): string {
 }
 
 /**
- * Builds dist/ when missing or stale; answers whether it did. The three entries share chunks, and
+ * Builds dist/ when missing or stale; answers whether it did. The entries share chunks, and
  * what only some deployments use (the PostgreSQL driver, the mailer) is a chunk loaded on first use.
  * Chunks are named by their content and old ones are left in place: a server still running the
  * previous build may yet load one of its own.

@@ -1,4 +1,5 @@
-// Composition root: the only file that reads process.env.
+// Composition root of the service. With the baseplate command (src/cli/cli.ts), the only file
+// that reads process.env.
 import { loadConfig } from './config.ts';
 import { engineOptions, openEngine } from './storage/open-engine.ts';
 import { StorageFailure } from './storage/engine.ts';
@@ -7,35 +8,19 @@ import { buildApp } from './app.ts';
 import { systemClock } from './lib/clock.ts';
 import { loadMasterKey, SecretBox } from './lib/secret-box.ts';
 import { createLogger, flushLogger } from './lib/logger.ts';
+import { databaseTarget, withoutPassword } from './lib/database-target.ts';
 import { readFileSync } from 'node:fs';
 
 // at info until the configuration names the level
 const log = createLogger('info');
 const warn = (msg: string) => log.warn(msg);
 
-/** Where the database is, without credentials: what an operator needs to see in a start-up failure. */
-function databaseTarget(url: string | null, dataDir: string): string {
-  if (!url) return `the embedded engine in ${dataDir}`;
-  try {
-    const u = new URL(url);
-    return `PostgreSQL at ${u.host}${u.pathname}`;
-  } catch {
-    return 'PostgreSQL';
-  }
-}
-
 /**
  * A start-up failure (configuration, master key, database) ends the process with one line naming
  * the cause: no stack trace, and never the DATABASE_URL password (a driver message could quote it).
  */
 function fatal(msg: string): never {
-  let text = msg.replace(/\s+/g, ' ');
-  try {
-    const password = new URL(process.env.DATABASE_URL ?? '').password;
-    if (password) for (const form of new Set([password, decodeURIComponent(password)])) text = text.split(form).join('***');
-  } catch {
-    // no URL, nothing to hide
-  }
+  const text = withoutPassword(msg, process.env.DATABASE_URL);
   if (log.level === 'silent') log.level = 'fatal'; // a failed start is always told
   log.fatal(text);
   flushLogger(log);

@@ -1,5 +1,6 @@
 // The real service in a child process, as npm start runs it (node dist/main.js, built first when
-// stale), for tests where a crash, an exit code or the start-up output must be observable.
+// stale), or the baseplate command (bin/baseplate.mjs), for tests where a crash, an exit code or the
+// output must be observable.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
@@ -7,9 +8,12 @@ import { buildDist, ROOT } from '../../src/bundles.ts';
 
 const BASE_ENV = { PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ARGON2_MEMORY_KIB: '1024', ARGON2_TIME_COST: '1', MASTER_KEY: randomBytes(32).toString('hex') };
 
-function spawnMain(env: Record<string, string>): ChildProcess {
+/** The baseplate command: `[CLI, 'serve']` as the argv of startServer or runUntilExit runs it. */
+export const CLI = join(ROOT, 'bin', 'baseplate.mjs');
+
+function spawnMain(env: Record<string, string>, argv = [join(ROOT, 'dist', 'main.js')]): ChildProcess {
   buildDist();
-  return spawn(process.execPath, [join(ROOT, 'dist', 'main.js')], {
+  return spawn(process.execPath, argv, {
     env: { ...process.env, ...BASE_ENV, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -25,8 +29,8 @@ export interface ServerProcess {
 }
 
 /** Starts the service and resolves once it listens (rejects if it exits or takes longer than timeoutMs). */
-export async function startServer(env: Record<string, string>, timeoutMs = 30000): Promise<ServerProcess> {
-  const proc = spawnMain(env);
+export async function startServer(env: Record<string, string>, timeoutMs = 30000, argv?: string[]): Promise<ServerProcess> {
+  const proc = spawnMain(env, argv);
   let out = '';
   proc.stdout!.on('data', (c: Buffer) => (out += c.toString()));
   proc.stderr!.on('data', (c: Buffer) => (out += c.toString()));
@@ -60,9 +64,13 @@ export async function startServer(env: Record<string, string>, timeoutMs = 30000
 }
 
 /** Runs the service until it exits by itself; kills it (and says so) after timeoutMs. */
-export async function runUntilExit(env: Record<string, string>, timeoutMs: number): Promise<{ code: number | null; stdout: string; stderr: string; ms: number; killed: boolean }> {
+export async function runUntilExit(
+  env: Record<string, string>,
+  timeoutMs: number,
+  argv?: string[],
+): Promise<{ code: number | null; stdout: string; stderr: string; ms: number; killed: boolean }> {
   const started = Date.now();
-  const proc = spawnMain(env);
+  const proc = spawnMain(env, argv);
   let stdout = '';
   let stderr = '';
   proc.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
