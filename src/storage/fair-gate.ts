@@ -1,9 +1,10 @@
 // Shares a fixed number of slots (worker threads, database connections) among tenants. A tenant
 // holds at most `perKey` slots at once; when a slot frees up, the tenants that wait are served in
 // turn (round robin), so a tenant with a long queue of slow work delays only itself. The last
-// `reserve` free slots go only to tenants with nothing running, so that two tenants at their share
+// `reserve` free slots go only to tenants with nothing running, so that tenants at their share
 // cannot fill every slot. A job that cannot start within `maxWaitMs`, or that would queue behind
 // `maxQueue` jobs of its own tenant, is refused with 503 `project_busy`.
+
 import { AppError } from '../errors.ts';
 
 export interface FairGateOptions {
@@ -12,7 +13,7 @@ export interface FairGateOptions {
   maxWaitMs: number;
   /** slots kept for tenants with nothing running (default: a quarter of the capacity, rounded down) */
   reserve?: number;
-  /** jobs of one tenant that may wait (default: 8 per slot of its share) */
+  /** jobs of one tenant that may wait (default: 8 per slot of its share, at least 64) */
   maxQueue?: number;
 }
 
@@ -23,6 +24,10 @@ interface Waiter {
 }
 
 export const projectBusy = () => new AppError('project_busy');
+
+/** Jobs of one tenant that may wait, at least: a busy application's clients (32 at once, say) must
+ * queue rather than be refused; bounded, since each holds its request. */
+const MIN_QUEUE = 64;
 
 export class FairGate {
   private readonly running = new Map<string, number>();
@@ -35,7 +40,7 @@ export class FairGate {
   constructor(private readonly opts: FairGateOptions) {
     if (opts.capacity < 1 || opts.perKey < 1) throw new Error('a fair gate needs at least one slot');
     this.reserve = Math.min(opts.reserve ?? Math.floor(opts.capacity / 4), opts.capacity - 1);
-    this.maxQueue = opts.maxQueue ?? 8 * opts.perKey;
+    this.maxQueue = opts.maxQueue ?? Math.max(MIN_QUEUE, 8 * opts.perKey);
   }
 
   async run<T>(key: string, job: () => Promise<T>): Promise<T> {

@@ -89,3 +89,16 @@ test("a tenant's queue is bounded: beyond maxQueue waiting jobs, 503 project_bus
   assert.deepEqual(await Promise.all(waiting), [1, 2]);
   assert.equal(await b, 'b queues on its own');
 });
+
+test("by default a tenant's queue holds 8 jobs per slot of its share, and at least 64: 32 clients of one project queue rather than fail", async () => {
+  for (const [perKey, bound] of [[2, 64], [10, 80]] as const) {
+    const gate = new FairGate({ capacity: perKey, perKey, maxWaitMs: 10000 });
+    const h = held();
+    const running = Array.from({ length: perKey }, () => gate.run('a', h.job));
+    const waiting = Array.from({ length: bound }, (_, i) => gate.run('a', async () => i));
+    await assert.rejects(gate.run('a', async () => -1), (err: unknown) => err instanceof AppError && err.code === 'project_busy', `share ${perKey}`);
+    h.release();
+    await Promise.all(running);
+    assert.deepEqual(await Promise.all(waiting), Array.from({ length: bound }, (_, i) => i));
+  }
+});
