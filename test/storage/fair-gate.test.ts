@@ -92,7 +92,7 @@ test("a tenant's queue is bounded: beyond maxQueue waiting jobs, 503 project_bus
 
 test("by default a tenant's queue holds 8 jobs per slot of its share, and at least 64: 32 clients of one project queue rather than fail", async () => {
   for (const [perKey, bound] of [[2, 64], [10, 80]] as const) {
-    const gate = new FairGate({ capacity: perKey, perKey, maxWaitMs: 10000 });
+    const gate = new FairGate({ capacity: 4 * perKey, perKey, maxWaitMs: 10000 });
     const h = held();
     const running = Array.from({ length: perKey }, () => gate.run('a', h.job));
     const waiting = Array.from({ length: bound }, (_, i) => gate.run('a', async () => i));
