@@ -7,7 +7,7 @@ export interface Config {
   databaseUrl: string | null;
   bodyLimitBytes: number;
   maxRows: number;
-  /** GUESSED_READS: repeated reads on PostgreSQL run as one guarded statement (services/data-plane.ts; off by default) */
+  /** GUESSED_READS: repeated reads on PostgreSQL run as one guarded statement (services/data-plane.ts; on by default) */
   guessedReads: boolean;
   logLevel: string;
   /** false, a number of trusted proxy hops, or a list of trusted proxy addresses/CIDRs (Fastify's trustProxy) */
@@ -82,6 +82,14 @@ function int(env: Record<string, string | undefined>, name: string, fallback: nu
   return n;
 }
 
+function flag(env: Record<string, string | undefined>, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (raw === 'true' || raw === '1') return true;
+  if (raw === 'false' || raw === '0') return false;
+  throw new Error(`${name} must be true or false, got '${raw}'`);
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 function logLevel(raw: string | undefined): string {
@@ -136,7 +144,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     databaseUrl,
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     maxRows: int(env, 'MAX_ROWS', 1000, 1, 100000),
-    guessedReads: env.GUESSED_READS === 'true' || env.GUESSED_READS === '1',
+    guessedReads: flag(env, 'GUESSED_READS', true),
     logLevel: logLevel(env.LOG_LEVEL),
     trustProxy: trustProxy(env.TRUST_PROXY),
     argon2: Object.freeze({
@@ -157,7 +165,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     projectConcurrency: env.PROJECT_CONCURRENCY ? int(env, 'PROJECT_CONCURRENCY', 1, 1, 1000) : null,
     appUrl: httpUrl(env, 'APP_URL', `http://localhost:${port}/`),
     email: Object.freeze({
-      allowPrivateHosts: env.EMAIL_ALLOW_PRIVATE_HOSTS === 'true' || env.EMAIL_ALLOW_PRIVATE_HOSTS === '1',
+      allowPrivateHosts: flag(env, 'EMAIL_ALLOW_PRIVATE_HOSTS', false),
       apiBaseUrl: httpUrl(env, 'EMAILAPI_BASE_URL', 'https://api.resend.com/'),
       timeoutMs: int(env, 'EMAIL_TIMEOUT_MS', 10000, 100, 120000),
       caFile: env.SMTP_CA_FILE && env.SMTP_CA_FILE.length > 0 ? env.SMTP_CA_FILE : null,

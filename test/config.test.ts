@@ -12,3 +12,12 @@ test('SQLITE_OPEN_PROJECTS: unset or empty is the engine default (null), a whole
   assert.throws(() => loadConfig({ SQLITE_OPEN_PROJECTS: '0' }), { message: 'SQLITE_OPEN_PROJECTS must be between 1 and 1000000, got 0' });
   assert.throws(() => loadConfig({ SQLITE_OPEN_PROJECTS: '1000001' }), { message: 'SQLITE_OPEN_PROJECTS must be between 1 and 1000000, got 1000001' });
 });
+
+test('switches (GUESSED_READS, EMAIL_ALLOW_PRIVATE_HOSTS): unset or empty is the default, true/1 and false/0 are taken, anything else refused', () => {
+  assert.equal(loadConfig({}).guessedReads, true);
+  assert.equal(loadConfig({}).email.allowPrivateHosts, false);
+  for (const [raw, value] of [['', true], ['true', true], ['1', true], ['false', false], ['0', false]] as const) assert.equal(loadConfig({ GUESSED_READS: raw }).guessedReads, value);
+  assert.equal(loadConfig({ EMAIL_ALLOW_PRIVATE_HOSTS: 'true' }).email.allowPrivateHosts, true);
+  for (const bad of ['yes', 'on', 'TRUE', ' true'])
+    for (const name of ['GUESSED_READS', 'EMAIL_ALLOW_PRIVATE_HOSTS']) assert.throws(() => loadConfig({ [name]: bad }), { message: `${name} must be true or false, got '${bad}'` });
+});

@@ -15,6 +15,7 @@ import { AppError } from '../errors.ts';
 import type { ProjectService } from './projects.ts';
 import { LAST_USED_RESOLUTION_MS, type KeyCaller, type KeyCheck, type KeyService } from './keys.ts';
 import { authOf, toUser, type AuthContext, type EndUser } from './end-users.ts';
+import { CallerMemory } from './caller-memory.ts';
 
 export interface DataPlaneCaller {
   key: KeyCaller;
@@ -59,19 +60,21 @@ interface Resolved {
 
 const KNOWN_PROJECTS = 10000;
 const GUESSES = 10000;
+/** one project's part of GUESSES (a hostile one cycling credentials evicts only its own) */
+const GUESSES_PER_PROJECT = 1000;
 // no token hash equals this: an anonymous caller's session join finds nothing
 const NO_SESSION = '-';
 
 const sessionOf = (userToken: string | undefined) => (userToken !== undefined && isTokenShaped(userToken) ? hashToken(userToken) : NO_SESSION);
-const guessKey = (projectId: string, c: { keyHash: string; session: string }) => `${projectId} ${c.keyHash} ${c.session}`;
+const credentialsKey = (c: { keyHash: string; session: string }) => `${c.keyHash} ${c.session}`;
 
 const invalidKey = () => new AppError('invalid_api_key');
 
 export class DataPlaneService {
   /** projects seen to exist, least recently used first */
   private readonly known = new Map<string, true>();
-  /** the last caller of each credentials (project, key hash, session hash), least recently used first */
-  private readonly guesses = new Map<string, Resolved>();
+  /** the last caller of each credentials (project, key hash, session hash) */
+  private readonly guesses = new CallerMemory<Resolved>(GUESSES, GUESSES_PER_PROJECT);
 
   constructor(
     private readonly engine: Engine,
@@ -104,7 +107,7 @@ export class DataPlaneService {
       const user = row.user_id === null ? null : toUser({ ...row, id: row.user_id, email: row.email!, created_at: row.created_at!, email_verified: row.email_verified! });
       const caller = { key, user, auth: user && authOf(user), version: Number(row.version) };
       // a token that names no session is not remembered: its guard would have to prove an absence
-      if (credentials.session === NO_SESSION || user) this.remember(guessKey(projectId, credentials), { caller, keyId: row.key_id!, permissions: row.permissions });
+      if (credentials.session === NO_SESSION || user) this.guesses.set(projectId, credentialsKey(credentials), { caller, keyId: row.key_id!, permissions: row.permissions });
       return caller;
     } catch (err) {
       if (!(err instanceof StoreMissing)) throw err;
@@ -119,7 +122,7 @@ export class DataPlaneService {
     // guarded read there also crowded its per-project budget under load: 503 project_busy)
     if (!this.guessing || !this.engine.dialect.remote || apiKey === undefined || !isTokenShaped(apiKey)) return null;
     const credentials = { keyHash: hashToken(apiKey), session: sessionOf(userToken) };
-    const seen = this.guesses.get(guessKey(projectId, credentials));
+    const seen = this.guesses.get(projectId, credentialsKey(credentials));
     if (!seen) return null;
     const db = await this.engine.project(projectId).catch((err) => (err instanceof StoreMissing ? null : Promise.reject(err)));
     if (!db) return null;
@@ -139,12 +142,6 @@ export class DataPlaneService {
       params.push(credentials.session, now.toISOString(), user.id, user.email, ...(user.role === null ? [] : [user.role]), user.email_verified ? 1 : 0);
     }
     return { caller, guard: { sql: sql.join(' AND '), params }, confirmed: false };
-  }
-
-  private remember(key: string, resolved: Resolved): void {
-    this.guesses.delete(key);
-    this.guesses.set(key, resolved);
-    if (this.guesses.size > GUESSES) this.guesses.delete(this.guesses.keys().next().value!);
   }
 
   private async exists(projectId: string): Promise<boolean> {
