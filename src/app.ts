@@ -25,6 +25,7 @@ import { installCors } from './http/cors.ts';
 import { decoratePlatformRequest } from './http/platform-auth.ts';
 import { decorateDataPlaneRequest } from './http/data-plane-auth.ts';
 import { installRequestLog } from './http/request-log.ts';
+import { installMetrics } from './http/metrics.ts';
 import { createLogger, type Logger } from './lib/logger.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './rest-query/values.ts';
 
@@ -51,7 +52,8 @@ export async function buildApp({ config, engine, services, logger }: AppDeps): P
   installJsonBodyParser(app);
   installErrorHandling(app);
   installRequestLog(app);
-  installCors(app);
+  if (services.metrics) installMetrics(app, services.metrics, config.metrics.token);
+  await installCors(app, config.corsOrigins);
   // the request context the auth hooks resolve once (http/platform-auth.ts, http/data-plane-auth.ts)
   decoratePlatformRequest(app);
   decorateDataPlaneRequest(app);
