@@ -92,6 +92,11 @@ function installRequestGate(app: FastifyInstance): void {
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
+    // A connection whose request was in flight is closed soon after its answer instead of kept
+    // alive (the server closes only the connections idle when closing begins, and one left idle
+    // later would hold the close until the client leaves); a request it already carries still
+    // gets its answer, 503 shutting_down.
+    app.server.keepAliveTimeout = 1;
   });
 
   app.addHook('onRequest', async (request, reply) => {
