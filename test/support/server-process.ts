@@ -7,9 +7,11 @@ import { buildDist, ROOT } from '../../src/bundles.ts';
 
 const BASE_ENV = { PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ARGON2_MEMORY_KIB: '1024', ARGON2_TIME_COST: '1', MASTER_KEY: randomBytes(32).toString('hex') };
 
-function spawnMain(env: Record<string, string>): ChildProcess {
+/** `root`: the directory whose dist/main.js runs (another copy of the service, e.g. a production install) */
+function spawnMain(env: Record<string, string>, root = ROOT): ChildProcess {
   buildDist();
-  return spawn(process.execPath, ['--no-node-snapshot', join(ROOT, 'dist', 'main.js')], {
+  return spawn(process.execPath, ['--no-node-snapshot', join(root, 'dist', 'main.js')], {
+    cwd: root,
     env: { ...process.env, ...BASE_ENV, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -25,8 +27,8 @@ export interface ServerProcess {
 }
 
 /** Starts the service and resolves once it listens (rejects if it exits or takes longer than timeoutMs). */
-export async function startServer(env: Record<string, string>, timeoutMs = 30000): Promise<ServerProcess> {
-  const proc = spawnMain(env);
+export async function startServer(env: Record<string, string>, timeoutMs = 30000, root = ROOT): Promise<ServerProcess> {
+  const proc = spawnMain(env, root);
   let out = '';
   proc.stdout!.on('data', (c: Buffer) => (out += c.toString()));
   proc.stderr!.on('data', (c: Buffer) => (out += c.toString()));
