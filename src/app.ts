@@ -24,8 +24,9 @@ import { supabaseCompatRoutes } from './http/routes/compat/index.ts';
 import { installCors } from './http/cors.ts';
 import { decoratePlatformRequest } from './http/platform-auth.ts';
 import { decorateDataPlaneRequest } from './http/data-plane-auth.ts';
-import { installRequestLog } from './http/request-log.ts';
-import { installMetrics } from './http/metrics.ts';
+import { installRequestLog, logRequest } from './http/request-log.ts';
+import { installMetrics, UNMATCHED_ROUTE } from './http/metrics.ts';
+import type { Metrics } from './lib/metrics.ts';
 import { createLogger, type Logger } from './lib/logger.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './rest-query/values.ts';
 
@@ -46,7 +47,7 @@ export interface AppDeps {
 }
 
 export async function buildApp({ config, engine, services, logger }: AppDeps): Promise<FastifyInstance> {
-  const app = createServer(config, logger ?? createLogger(config.logLevel));
+  const app = createServer(config, logger ?? createLogger(config.logLevel), services.metrics);
   refuseConnect(app);
   installRequestGate(app);
   installJsonBodyParser(app);
@@ -63,7 +64,7 @@ export async function buildApp({ config, engine, services, logger }: AppDeps): P
   return app;
 }
 
-function createServer(config: Config, logger: Logger): FastifyInstance {
+function createServer(config: Config, logger: Logger, metrics: Metrics | null): FastifyInstance {
   return Fastify({
     bodyLimit: config.bodyLimitBytes,
     // a hop count trusts the n nearest proxies (the function form of proxy-addr's hop count)
@@ -78,6 +79,9 @@ function createServer(config: Config, logger: Logger): FastifyInstance {
       reply.header('X-Request-Id', request.id);
       const err = new AppError(error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'not_found.resource' : 'bad_request.url');
       void (reply as unknown as import('fastify').FastifyReply).status(err.status).send(err.toJSON());
+      // no hook runs for a request the router refused: it is logged and counted here
+      logRequest(request, err.status, 0, err.code);
+      metrics?.httpRequest(request.method, UNMATCHED_ROUTE, err.status, 0);
     },
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false } },
     // the parser's 400/408/431 and the 503 while closing in the flat shape too (installRequestGate)

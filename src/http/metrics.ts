@@ -7,7 +7,7 @@ import type { Metrics, Refusal } from '../lib/metrics.ts';
 import { AppError } from '../errors.ts';
 import { bearer } from './platform-auth.ts';
 
-const UNMATCHED = '(unmatched)';
+export const UNMATCHED_ROUTE = '(unmatched)';
 // the refusals only the answer tells (the rate limits count themselves, in the services)
 const REFUSED_AS: Record<string, Refusal> = { project_busy: 'project_busy', function_busy: 'function_busy' };
 
@@ -26,7 +26,7 @@ function tokenGuard(token: string | null): (request: FastifyRequest) => void {
 
 export function installMetrics(app: FastifyInstance, metrics: Metrics, token: string | null): void {
   app.addHook('onResponse', async (request: FastifyRequest, reply: FastifyReply) => {
-    metrics.httpRequest(request.method, request.routeOptions.url ?? UNMATCHED, reply.statusCode, reply.elapsedTime / 1000);
+    metrics.httpRequest(request.method, request.routeOptions.url ?? UNMATCHED_ROUTE, reply.statusCode, reply.elapsedTime / 1000);
     const refusal = reply.errorCode === null ? undefined : REFUSED_AS[reply.errorCode];
     if (refusal) metrics.refused(refusal);
   });

@@ -138,6 +138,7 @@ export class Metrics implements ServiceMetrics {
       queued.set({ engine }, gate.queued);
       projects.set({ engine }, gate.queuedKeys);
     });
+    // read after the refresher above took this scrape's `gate`
     this.total('db_gate_waits_total', 'Statements that had to wait for a slot (then ran, or were refused with project_busy)', () => gate.waits);
     this.total('db_gate_wait_seconds_total', 'Time statements spent waiting for a slot, added up', () => gate.waitSeconds);
   }

@@ -91,16 +91,18 @@ await describeEngines(
       for (const p of projects) assert.equal((await t.req('GET', `/projects/${p.id}`, { token })).status, 200);
       assert.equal((await t.req('GET', `/projects/${projects[0]!.id}`)).status, 401);
       assert.equal((await t.req('GET', '/no/such/route')).status, 404);
+      assert.equal((await t.req('GET', '/projects/%zz')).status, 400); // refused by the router, before any hook
       const { text, samples } = await scrape(t);
       const moved = (name: string, labels: Record<string, string>) => value(samples, name, labels) - value(before, name, labels);
       assert.equal(moved('baseplate_http_requests_total', { ...route, status: '200' }), 2);
       assert.equal(moved('baseplate_http_requests_total', { ...route, status: '401' }), 1);
       assert.equal(moved('baseplate_http_requests_total', { method: 'GET', route: '(unmatched)', status: '404' }), 1);
+      assert.equal(moved('baseplate_http_requests_total', { method: 'GET', route: '(unmatched)', status: '400' }), 1);
       assert.equal(moved('baseplate_http_request_duration_seconds_count', route), 3);
       assert.ok(value(samples, 'baseplate_http_request_duration_seconds_sum', route) > 0);
       assert.equal(value(samples, 'baseplate_http_request_duration_seconds_bucket', { ...route, le: '+Inf' }), value(samples, 'baseplate_http_request_duration_seconds_count', route));
       for (const p of projects) assert.ok(!text.includes(p.id), 'a project id is in the metrics');
-      assert.ok(!text.includes('/no/such/route'));
+      assert.ok(!text.includes('/no/such/route') && !text.includes('%zz'));
     });
 
     test('a hostile caller cannot grow the series: hundreds of distinct URLs, methods and projects add a bounded few', async () => {

@@ -65,15 +65,18 @@ for (const kind of engines) {
     const t = await startTestApp(kind, { LOG_LEVEL: 'info' }, { write: (l) => void lines.push(l) });
     const { token } = await registerAccount(t);
     const refused = await t.req('POST', '/projects', { token, body: { name: '' } });
+    // refused by the router itself, before any hook
+    const malformed = await t.req('GET', '/projects/%zz');
     // the database gone under a running app: every platform query fails
     await t.engine.close();
     const failed = await t.req('GET', '/projects', { token });
     await t.app.close();
     await t.close().catch(() => undefined);
     assert.equal(refused.status, 422);
+    assert.equal(malformed.status, 400);
     assert.ok(failed.status >= 500, `${failed.status} ${JSON.stringify(failed.body)}`);
     const entries = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
-    for (const [res, level] of [[refused, 'info'], [failed, 'error']] as const) {
+    for (const [res, level] of [[refused, 'info'], [malformed, 'info'], [failed, 'error']] as const) {
       const line = entries.find((e) => e.reqId === res.headers['x-request-id'] && e.status === res.status);
       assert.ok(line, `no line for ${res.status} ${res.headers['x-request-id']}:\n${lines.join('')}`);
       assert.equal(line.level, level);
