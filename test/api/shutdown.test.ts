@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildDist, ROOT } from '../../src/bundles.ts';
 import { createTestDatabase, testEngines, type EngineName } from '../support/postgres.ts';
-import { callServer } from '../support/server-process.ts';
+import { callServer, startServer } from '../support/server-process.ts';
 
 const { engines, skipReason } = await testEngines();
 const BOUND_MS = 15000;
@@ -87,11 +87,11 @@ async function npmStart(env: Record<string, string>): Promise<NpmStart> {
   return { npm, node, base: m[1]!, output: () => out, exit };
 }
 
-/** A project with a function that computes for about a second, and an email provider that answers slowly. */
-async function prepare(base: string) {
+/** A project with a function that computes for about `seconds`, and an email provider that answers slowly. */
+async function prepare(base: string, seconds = 1) {
   const owner = (await callServer(base, 'POST', '/auth/register', { body: { name: 'n', email: `stop-${randomBytes(4).toString('hex')}@example.com`, password: 'password1' } })).body.token;
   const pid = (await callServer(base, 'POST', '/projects', { token: owner, body: { name: 'p' } })).body.id;
-  const code = 'export default () => { const end = Date.now() + 1000; while (Date.now() < end) {} return { body: { done: true } }; };';
+  const code = `export default () => { const end = Date.now() + ${seconds * 1000}; while (Date.now() < end) {} return { body: { done: true } }; };`;
   assert.equal((await callServer(base, 'PUT', `/projects/${pid}/functions/slow`, { token: owner, body: { code } })).status, 201);
   const key = (await callServer(base, 'POST', `/projects/${pid}/keys`, { token: owner, body: { name: 'k', permissions: ['function'] } })).body.key;
   const email = { provider: 'emailapi', from_address: 'app@example.com', from_name: 'App', emailapi_api_key: 'key-123456' };
@@ -165,4 +165,26 @@ async function scenario(kind: EngineName, target: Target, signal: NodeJS.Signals
 for (const kind of engines)
   for (const [what, target, signal] of CASES)
     test(`[${kind}] npm start, ${what}: the request in flight answered, the email delivered, new connections refused, every process gone`, () => scenario(kind, target, signal));
+for (const kind of engines)
+  test(`[${kind}] a shutdown longer than SHUTDOWN_TIMEOUT_MS ends the process with 1 and says so`, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'bp-stop-'));
+    const db = kind === 'postgres' ? await createTestDatabase() : null;
+    const server = await startServer({ SHUTDOWN_TIMEOUT_MS: '500', ...(db ? { DATABASE_URL: db.url } : { DATA_DIR: join(dir, 'data') }) });
+    try {
+      const { pid, key } = await prepare(server.base, 3);
+      const invocation = fetch(`${server.base}/${pid}/functions/slow`, { method: 'POST', headers: { authorization: `Bearer ${key}` } }).catch(() => null);
+      await sleep(300);
+      const exited = new Promise<number | null>((r) => server.proc.once('exit', (code) => r(code)));
+      const t0 = Date.now();
+      server.proc.kill('SIGTERM');
+      assert.equal(await exited, 1);
+      assert.ok(Date.now() - t0 < 2500, `exited after ${Date.now() - t0} ms`);
+      assert.match(server.output(), /"level":"error".*shutdown took longer than SHUTDOWN_TIMEOUT_MS \(500 ms\)/);
+      await invocation;
+    } finally {
+      await server.stop();
+      await db?.drop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 if (skipReason) test('shutdown [postgres]', { skip: skipReason }, () => undefined);
