@@ -1,5 +1,5 @@
 // What metrics cost on the hot path: the same requests against two apps over one engine, one with
-// METRICS on (the default) and one with it off, alternated A B B A (three times), so that the ratios
+// METRICS on (the default) and one with it off, alternated A B B A (six times), so that the ratios
 // are measured in one run on the same data. Besides requests/s, the process's CPU time per request
 // (load generator included, alike on both sides): on a shared machine other processes' load moves
 // wall-clock figures far more than CPU time.
@@ -18,26 +18,42 @@ export interface MetricsCost {
   name: string;
   on: LoadResult;
   off: LoadResult;
-  /** CPU microseconds of this process per request */
-  cpuOn: number;
-  cpuOff: number;
+  /** on/off, the median of the rounds: requests/s, and this process's CPU time per request */
+  rpsRatio: number;
+  cpuRatio: number;
 }
 
 type Send = (i: number) => Promise<boolean>;
 
-/** A B B A, `rounds` times, each run seconds / (2 * rounds) long; CPU time per side. */
-async function compare(a: Send, b: Send, seconds: number, concurrency: number, rounds = 3) {
-  const runs: Record<'a' | 'b', { runs: Run[]; cpu: number }> = { a: { runs: [], cpu: 0 }, b: { runs: [], cpu: 0 } };
+/** CPU microseconds per request of one timed run. */
+async function timed(send: Send, opts: { seconds: number; concurrency: number }): Promise<{ run: Run; cpuPerRequest: number }> {
+  const before = process.cpuUsage();
+  const run = await measure(opts, send);
+  const used = process.cpuUsage(before);
+  return { run, cpuPerRequest: (used.user + used.system) / Math.max(1, run.latencies.length) };
+}
+
+const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[xs.length >> 1]!;
+
+/**
+ * A B B A, `rounds` times, each run seconds / (2 * rounds) long. Per round, the ratio of A's
+ * requests/s and CPU per request to B's; the median round is reported, so that a burst of another
+ * process's load during one round does not decide the figure.
+ */
+async function compare(a: Send, b: Send, seconds: number, concurrency: number, rounds = 6) {
   const opts = { seconds: seconds / (2 * rounds), concurrency };
-  for (let r = 0; r < rounds; r++)
-    for (const side of ['a', 'b', 'b', 'a'] as const) {
-      const cpu = process.cpuUsage();
-      runs[side].runs.push(await measure(opts, side === 'a' ? a : b));
-      const used = process.cpuUsage(cpu);
-      runs[side].cpu += used.user + used.system;
-    }
-  const perRequest = (s: { runs: Run[]; cpu: number }) => s.cpu / s.runs.reduce((n, x) => n + x.latencies.length, 0);
-  return { a: runs.a.runs, b: runs.b.runs, cpuA: perRequest(runs.a), cpuB: perRequest(runs.b) };
+  const runs = { a: [] as Run[], b: [] as Run[] };
+  const rps: number[] = [];
+  const cpu: number[] = [];
+  for (let r = 0; r < rounds; r++) {
+    const [a1, b1, b2, a2] = [await timed(a, opts), await timed(b, opts), await timed(b, opts), await timed(a, opts)];
+    runs.a.push(a1.run, a2.run);
+    runs.b.push(b1.run, b2.run);
+    const count = (x: { run: Run }, y: { run: Run }) => x.run.latencies.length + y.run.latencies.length;
+    rps.push(count(a1, a2) / count(b1, b2));
+    cpu.push((a1.cpuPerRequest + a2.cpuPerRequest) / (b1.cpuPerRequest + b2.cpuPerRequest));
+  }
+  return { a: runs.a, b: runs.b, rpsRatio: median(rps), cpuRatio: median(cpu) };
 }
 
 async function serve(engine: Engine, config: Config, enabled: boolean, secrets: SecretBox): Promise<{ app: FastifyInstance; base: string }> {
@@ -67,7 +83,7 @@ export async function metricsCost(engine: Engine, config: Config, seconds: numbe
       const [a, b] = [pair.send(on.base), pair.send(off.base)];
       await compare(a, b, 1, pair.concurrency, 1); // warm-up
       const r = await compare(a, b, seconds, pair.concurrency);
-      out.push({ name: pair.name, on: summarize(`${pair.name}, metrics on`, r.a), off: summarize(`${pair.name}, metrics off`, r.b), cpuOn: r.cpuA, cpuOff: r.cpuB });
+      out.push({ name: pair.name, on: summarize(`${pair.name}, metrics on`, r.a), off: summarize(`${pair.name}, metrics off`, r.b), rpsRatio: r.rpsRatio, cpuRatio: r.cpuRatio });
     }
     return out;
   } finally {
