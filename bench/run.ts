@@ -2,7 +2,8 @@
 // as a separate server process (start-up, memory, the goals' workload, one project against many);
 // `npm run bench -- --peers` adds PostgREST under the same load. Ends with the goals of issue [E].
 //   BENCH_SECONDS (default 5) per measurement; BENCH_ENGINES=sqlite,postgres (default: both if
-//   reachable); BENCH_PARTS=scenarios,process (default both); BENCH_PROJECTS (default 1000);
+//   reachable); BENCH_PARTS=scenarios,metrics,process (default all three; metrics: the same reads
+//   with METRICS on and off, compared); BENCH_PROJECTS (default 1000);
 //   BENCH_CONNECTIONS (default 32: the server-process loads); BENCH_WARMUP seconds (default 1);
 //   BENCH_SETTLE_MS before the idle RSS reading (default 2000); BENCH_PEERS_DIR (PostgREST cache).
 import { loadConfig } from '../src/config.ts';
@@ -23,6 +24,7 @@ import { installPostgrest, preparePostgrest, type PreparedPostgrest } from './pe
 import { evaluateGoals, formatGoals, type Figures } from './goals.ts';
 import { printAligned, printTable } from './report.ts';
 import { serviceCommand } from './server-process.ts';
+import { metricsCost, type MetricsCost } from './metrics-cost.ts';
 
 type Row = LoadResult & { engine: string };
 
@@ -32,7 +34,7 @@ const num = (name: string, fallback: number) => {
   return v;
 };
 const seconds = num('BENCH_SECONDS', 5);
-const parts = new Set((process.env.BENCH_PARTS ?? 'scenarios,process').split(','));
+const parts = new Set((process.env.BENCH_PARTS ?? 'scenarios,metrics,process').split(','));
 const peers = process.argv.includes('--peers');
 const processOptions: ProcessOptions = {
   seconds,
@@ -54,9 +56,10 @@ async function reachableEngines(): Promise<EngineName[]> {
   return engines;
 }
 
-/** The scenarios against the app built in this process (what the bench has always measured). */
-async function inProcess(kind: EngineName): Promise<Row[]> {
+/** The scenarios against the app built in this process (what the bench has always measured), and what metrics cost. */
+async function inProcess(kind: EngineName): Promise<{ rows: Row[]; costs: Array<MetricsCost & { engine: string }> }> {
   const rows: Row[] = [];
+  const costs: Array<MetricsCost & { engine: string }> = [];
   // A throw-away database, and otherwise the production defaults (pool size, workers, shares, real
   // argon2id cost: login figures include it), opened as main.ts opens them.
   const dataDir = mkdtempSync(join(tmpdir(), 'bp-bench-'));
@@ -66,20 +69,21 @@ async function inProcess(kind: EngineName): Promise<Row[]> {
   const app = await buildApp({ config, engine, services: buildServices(engine, config, systemClock, { secrets: new SecretBox(randomBytes(32)) }) });
   const address = await app.listen({ port: 0, host: '127.0.0.1' });
   try {
-    for (const s of scenarios) {
+    for (const s of parts.has('scenarios') ? scenarios : []) {
       const send = await s.setup(address, engine);
       await load(s.name, { seconds: 0.5, concurrency: s.concurrency }, send); // warm-up
       const r = await load(s.name, { seconds, concurrency: s.concurrency }, send).finally(() => s.teardown?.());
       rows.push({ ...r, engine: kind });
       console.error(`${kind} ${s.name}: ${r.rps.toFixed(0)} req/s`);
     }
+    if (parts.has('metrics')) for (const c of await metricsCost(engine, config, seconds)) costs.push({ ...c, engine: kind });
   } finally {
     await app.close();
     await engine.close();
     rmSync(dataDir, { recursive: true, force: true });
     await pgDb?.drop();
   }
-  return rows;
+  return { rows, costs };
 }
 
 /** The server-process benchmarks of every engine; PostgREST beside the PostgreSQL engine with --peers. */
@@ -103,7 +107,13 @@ async function serverProcesses(engines: EngineName[]): Promise<ProcessReport[]> 
 
 const engines = await reachableEngines();
 const rows: Row[] = [];
-if (parts.has('scenarios')) for (const kind of engines) rows.push(...(await inProcess(kind)));
+const costs: Array<MetricsCost & { engine: string }> = [];
+if (parts.has('scenarios') || parts.has('metrics'))
+  for (const kind of engines) {
+    const r = await inProcess(kind);
+    rows.push(...r.rows);
+    costs.push(...r.costs);
+  }
 const reports = parts.has('process') ? await serverProcesses(engines) : [];
 
 console.log(`\nBaseplate benchmark, ${seconds}s per measurement, node ${process.version}`);
@@ -111,6 +121,11 @@ if (rows.length) {
   console.log('\nIn-process scenarios (the app built in the bench process, 16 clients unless stated):');
   printTable(rows);
   printInProcessRatios(rows);
+}
+if (costs.length) {
+  console.log('\nWhat metrics cost (one app with METRICS on, one off, over one engine; A B B A six times):');
+  printTable(costs.flatMap((c) => [{ ...c.on, engine: c.engine }, { ...c.off, engine: c.engine }]));
+  for (const c of costs) console.log(`${c.engine}: ${c.name}: metrics on/off, median of 6 rounds: req/s ${c.rpsRatio.toFixed(3)}x, CPU per request ${c.cpuRatio.toFixed(3)}x`);
 }
 if (reports.length) printProcessReports(reports);
 const figures: Figures = Object.fromEntries(reports.map((r) => [r.engine, r.figures]));

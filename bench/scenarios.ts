@@ -107,7 +107,7 @@ export const scenarios: Scenario[] = [
 
 /** rlsProject with 100,000 rows owned by 100 users; the bench user (id 1) owns 1,000 of them.
  * Seeded with one INSERT ... SELECT (setup only; the measured path is the HTTP passthrough). */
-async function seededRlsProject(base: string, engine: Engine) {
+export async function seededRlsProject(base: string, engine: Engine) {
   const p = await rlsProject(base);
   const db = await engine.project(p.pid);
   const seed =
@@ -120,7 +120,7 @@ async function seededRlsProject(base: string, engine: Engine) {
   return p;
 }
 
-function readOwnRows(base: string, p: Awaited<ReturnType<typeof rlsProject>>) {
+export function readOwnRows(base: string, p: Awaited<ReturnType<typeof rlsProject>>) {
   const headers = { authorization: `Bearer ${p.key}`, 'x-user-token': p.userToken };
   return async () => {
     const res = await fetch(`${base}/${p.pid}/rest/items?limit=20`, { headers });

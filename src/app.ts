@@ -25,7 +25,9 @@ import { supabaseCompatRoutes } from './http/routes/compat/index.ts';
 import { installCors } from './http/cors.ts';
 import { decoratePlatformRequest } from './http/platform-auth.ts';
 import { decorateDataPlaneRequest } from './http/data-plane-auth.ts';
-import { installRequestLog } from './http/request-log.ts';
+import { installRequestLog, logRequest } from './http/request-log.ts';
+import { installMetrics, UNMATCHED_ROUTE } from './http/metrics.ts';
+import type { Metrics } from './lib/metrics.ts';
 import { createLogger, type Logger } from './lib/logger.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './rest-query/values.ts';
 
@@ -46,13 +48,14 @@ export interface AppDeps {
 }
 
 export async function buildApp({ config, engine, services, logger }: AppDeps): Promise<FastifyInstance> {
-  const app = createServer(config, logger ?? createLogger(config.logLevel));
+  const app = createServer(config, logger ?? createLogger(config.logLevel), services.metrics);
   refuseConnect(app);
   installRequestGate(app);
   installJsonBodyParser(app);
   installErrorHandling(app);
   installRequestLog(app);
-  installCors(app);
+  if (services.metrics) installMetrics(app, services.metrics, config.metrics.token);
+  await installCors(app, config.corsOrigins);
   // the request context the auth hooks resolve once (http/platform-auth.ts, http/data-plane-auth.ts)
   decoratePlatformRequest(app);
   decorateDataPlaneRequest(app);
@@ -62,7 +65,7 @@ export async function buildApp({ config, engine, services, logger }: AppDeps): P
   return app;
 }
 
-function createServer(config: Config, logger: Logger): FastifyInstance {
+function createServer(config: Config, logger: Logger, metrics: Metrics | null): FastifyInstance {
   return Fastify({
     bodyLimit: config.bodyLimitBytes,
     // a hop count trusts the n nearest proxies (the function form of proxy-addr's hop count)
@@ -77,6 +80,9 @@ function createServer(config: Config, logger: Logger): FastifyInstance {
       reply.header('X-Request-Id', request.id);
       const err = new AppError(error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'not_found.resource' : 'bad_request.url');
       void (reply as unknown as import('fastify').FastifyReply).status(err.status).send(err.toJSON());
+      // no hook runs for a request the router refused: it is logged and counted here
+      logRequest(request, err.status, 0, err.code);
+      metrics?.httpRequest(request.method, UNMATCHED_ROUTE, err.status, 0);
     },
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false } },
     // the parser's 400/408/431 and the 503 while closing in the flat shape too (installRequestGate)
@@ -91,6 +97,11 @@ function installRequestGate(app: FastifyInstance): void {
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
+    // A connection whose request was in flight is closed soon after its answer instead of kept
+    // alive (the server closes only the connections idle when closing begins, and one left idle
+    // later would hold the close until the client leaves); a request it already carries still
+    // gets its answer, 503 shutting_down.
+    app.server.keepAliveTimeout = 1;
   });
 
   app.addHook('onRequest', async (request, reply) => {

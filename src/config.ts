@@ -69,6 +69,19 @@ export interface Config {
   };
   /** MASTER_KEY as given (parsed and checked by loadMasterKey) */
   masterKey: string | undefined;
+  metrics: {
+    /** METRICS: GET /metrics is served and the service counts what it reports (off: neither) */
+    enabled: boolean;
+    /** METRICS_TOKEN: when set, GET /metrics needs `Authorization: Bearer <token>` */
+    token: string | null;
+  };
+  /**
+   * CORS_ORIGINS: the origins (scheme://host[:port]) whose pages may call the control plane
+   * (/auth, /projects); `*` for any. The data plane allows any origin whatever this says.
+   */
+  corsOrigins: readonly string[];
+  /** SHUTDOWN_TIMEOUT_MS: on SIGTERM/SIGINT, the longest wait for in-flight work before the process exits anyway */
+  shutdownTimeoutMs: number;
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -117,6 +130,25 @@ function trustProxy(raw: string | undefined): boolean | number | string[] {
   const list = raw.split(',').map((s) => s.trim()).filter(Boolean);
   if (list.length === 0 || list.some((s) => !/^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(s))) throw new Error('TRUST_PROXY must be true, false, a hop count, or a comma-separated list of proxy addresses/CIDRs');
   return list;
+}
+
+/** METRICS_TOKEN: a bearer secret, long enough not to be guessed (it is compared in constant time) */
+function metricsToken(raw: string | undefined): string | null {
+  if (raw === undefined || raw === '') return null;
+  if (raw.length < 16 || raw.length > 1024 || !/^[\x21-\x7e]+$/.test(raw)) throw new Error('METRICS_TOKEN must be 16 to 1024 printable characters without spaces');
+  return raw;
+}
+
+/** CORS_ORIGINS: `*`, or a comma-separated list of origins, each exactly scheme://host[:port] */
+function corsOrigins(raw: string | undefined): readonly string[] {
+  if (raw === undefined || raw.trim() === '') return Object.freeze([]);
+  const list = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  for (const origin of list) {
+    if (origin === '*') continue;
+    if (!/^https?:\/\//.test(origin) || !URL.canParse(origin) || new URL(origin).origin !== origin)
+      throw new Error(`CORS_ORIGINS must be * or a comma-separated list of origins such as https://console.example.com (scheme, host and port only), got '${origin}'`);
+  }
+  return Object.freeze(list);
 }
 
 /**
@@ -181,5 +213,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       niceness: int(env, 'FUNCTION_NICENESS', 10, 0, 19),
     }),
     masterKey: env.MASTER_KEY,
+    metrics: Object.freeze({ enabled: flag(env, 'METRICS', true), token: metricsToken(env.METRICS_TOKEN) }),
+    corsOrigins: corsOrigins(env.CORS_ORIGINS),
+    shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 30000, 100, 3600000),
   });
 }

@@ -1,19 +1,29 @@
 // Composition root of the service. With the baseplate command (src/cli/cli.ts), the only file
 // that reads process.env.
 import { loadConfig } from './config.ts';
-import { engineOptions, openEngine } from './storage/open-engine.ts';
-import { StorageFailure } from './storage/engine.ts';
-import { buildServices } from './services/index.ts';
+import { checkEngineOptions, engineOptions, openEngine } from './storage/open-engine.ts';
+import { StorageFailure, type Engine } from './storage/engine.ts';
+import { buildServices, type Services } from './services/index.ts';
 import { buildApp } from './app.ts';
 import { systemClock } from './lib/clock.ts';
 import { loadMasterKey, SecretBox } from './lib/secret-box.ts';
 import { createLogger, flushLogger } from './lib/logger.ts';
 import { databaseTarget, withoutPassword } from './lib/database-target.ts';
 import { readFileSync } from 'node:fs';
+import type { FastifyInstance } from 'fastify';
 
 // at info until the configuration names the level
 const log = createLogger('info');
 const warn = (msg: string) => log.warn(msg);
+// Node's own warnings (deprecations, listener leaks) are lines of the same logger, not stderr text
+process.removeAllListeners('warning');
+process.on('warning', (w) => log.warn({ warning: w.name }, w.message));
+// a failure nothing caught ends the process as Node would, but as one line of the logger
+process.on('uncaughtException', (err) => {
+  log.fatal({ err }, 'uncaught exception');
+  flushLogger(log);
+  process.exit(1);
+});
 
 /**
  * A start-up failure (configuration, master key, database) ends the process with one line naming
@@ -38,7 +48,10 @@ async function step<T>(what: string, fn: () => T | Promise<T>): Promise<T> {
 }
 
 async function start() {
+  // every setting is checked before anything is written (the master key file, the database)
   const config = await step('invalid configuration: ', () => loadConfig(process.env));
+  const smtpCa = await step('invalid configuration: SMTP_CA_FILE: ', () => (config.email.caFile ? readFileSync(config.email.caFile, 'utf8') : undefined));
+  await step('invalid configuration: ', () => checkEngineOptions(engineOptions(config)));
   log.level = config.logLevel;
   // the key comes first: a PostgreSQL deployment without one must not touch its database
   const master = await step('', () =>
@@ -50,23 +63,48 @@ async function start() {
   const services = buildServices(engine, config, systemClock, {
     log,
     secrets: new SecretBox(master.key),
-    smtpCa: config.email.caFile ? readFileSync(config.email.caFile, 'utf8') : undefined,
+    smtpCa,
   });
   if (config.email.allowPrivateHosts) warn('EMAIL_ALLOW_PRIVATE_HOSTS is on: projects may send through loopback and private SMTP hosts. Never use this in production.');
   const app = await buildApp({ config, engine, services, logger: log });
   await step(`cannot listen on ${config.host}:${config.port}: `, () => app.listen({ port: config.port, host: config.host }));
   app.log.info(`baseplate serving on port ${config.port} with the ${engine.kind} engine`);
-  return { app, services, engine };
+  return { app, services, engine, shutdownTimeoutMs: config.shutdownTimeoutMs };
 }
 
-const { app, services, engine } = await start();
-
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, async () => {
-    await app.close(); // stops accepting requests and the function sandboxes
-    await services.emailFlows.settle(); // emails already promised are handed to their providers
-    await engine.close();
+/**
+ * SIGTERM or SIGINT: stop accepting connections, let the requests in flight finish (one arriving
+ * meanwhile on an open connection gets 503 shutting_down), stop the function sandboxes, hand the
+ * emails already promised to their providers, close the engine, exit 0. A repeated signal changes
+ * nothing: Ctrl-C reaches `npm start` and node alike, and npm forwards its own. Past
+ * SHUTDOWN_TIMEOUT_MS the process exits with 1 all the same.
+ */
+function stopOnSignals(app: FastifyInstance, services: Services, engine: Engine, timeoutMs: number): void {
+  let stopping = false;
+  const stop = async (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down: finishing the requests in flight');
+    setTimeout(() => {
+      log.error(`shutdown took longer than SHUTDOWN_TIMEOUT_MS (${timeoutMs} ms): exiting with work unfinished`);
+      flushLogger(log);
+      process.exit(1);
+    }, timeoutMs).unref();
+    try {
+      await app.close(); // waits for the requests in flight, then stops the sandboxes
+      await services.emailFlows.settle();
+      await engine.close();
+    } catch (err) {
+      log.error({ err }, 'shutdown failed');
+      flushLogger(log);
+      process.exit(1);
+    }
+    log.info('stopped');
     flushLogger(log);
     process.exit(0);
-  });
+  };
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => void stop(signal));
 }
+
+const { app, services, engine, shutdownTimeoutMs } = await start();
+stopOnSignals(app, services, engine, shutdownTimeoutMs);

@@ -21,3 +21,20 @@ test('switches (GUESSED_READS, EMAIL_ALLOW_PRIVATE_HOSTS): unset or empty is the
   for (const bad of ['yes', 'on', 'TRUE', ' true'])
     for (const name of ['GUESSED_READS', 'EMAIL_ALLOW_PRIVATE_HOSTS']) assert.throws(() => loadConfig({ [name]: bad }), { message: `${name} must be true or false, got '${bad}'` });
 });
+
+test('METRICS: on by default, true/false/1/0, anything else refused; METRICS_TOKEN: 16 to 1024 printable characters without spaces', () => {
+  assert.deepEqual(loadConfig({}).metrics, { enabled: true, token: null });
+  for (const [raw, enabled] of [['true', true], ['1', true], ['false', false], ['0', false], ['', true]] as const) assert.equal(loadConfig({ METRICS: raw }).metrics.enabled, enabled, raw);
+  for (const bad of ['yes', 'off', 'TRUE', ' true']) assert.throws(() => loadConfig({ METRICS: bad }), { message: `METRICS must be true or false, got '${bad}'` });
+  const token = 'a'.repeat(16);
+  assert.equal(loadConfig({ METRICS_TOKEN: token }).metrics.token, token);
+  assert.equal(loadConfig({ METRICS_TOKEN: '' }).metrics.token, null);
+  for (const bad of ['a'.repeat(15), 'a'.repeat(1025), `${token} b`, `${token}\n`, `${token}é`])
+    assert.throws(() => loadConfig({ METRICS_TOKEN: bad }), { message: 'METRICS_TOKEN must be 16 to 1024 printable characters without spaces' });
+});
+
+test('SHUTDOWN_TIMEOUT_MS: 30 s by default, 100 ms to an hour', () => {
+  assert.equal(loadConfig({}).shutdownTimeoutMs, 30000);
+  assert.equal(loadConfig({ SHUTDOWN_TIMEOUT_MS: '5000' }).shutdownTimeoutMs, 5000);
+  assert.throws(() => loadConfig({ SHUTDOWN_TIMEOUT_MS: '50' }), { message: 'SHUTDOWN_TIMEOUT_MS must be between 100 and 3600000, got 50' });
+});

@@ -38,6 +38,13 @@ export class Gate {
     }
   }
 
+  /** jobs running and waiting (metrics) */
+  stats(): { running: number; queued: number } {
+    let queued = 0;
+    for (const q of this.queues.values()) queued += q.length;
+    return { running: this.running, queued };
+  }
+
   private count(key: string): number {
     return this.keys.get(key)?.running ?? 0;
   }

@@ -266,6 +266,11 @@ export class SandboxPool {
     return w;
   }
 
+  /** Sandbox processes (and how many wait idle), invocations running and waiting for a slot (metrics). */
+  stats(): { processes: number; idle: number; running: number; queued: number } {
+    return { processes: this.all.size, idle: this.idle.length, ...this.gate.stats() };
+  }
+
   /** Kills every sandbox process (the service is stopping). */
   async close(): Promise<void> {
     this.closed = true;

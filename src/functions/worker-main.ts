@@ -22,6 +22,11 @@ setInterval(() => {
 }, 25).unref();
 
 process.on('disconnect', () => process.exit(0));
+// Ctrl-C in a terminal (SIGINT) and a service manager stopping the service (SIGTERM to its whole
+// group) reach this process too: the service stops its sandboxes itself, after the invocations in
+// flight, and a sandbox whose service died exits on the disconnect above
+process.on('SIGINT', () => undefined);
+process.on('SIGTERM', () => undefined);
 process.on('message', (m: ToWorker) => {
   if (m.type === 'db-reply') {
     pendingCalls.get(m.callId)?.(m.json);

@@ -125,15 +125,17 @@ export function clientErrorHandler(this: FastifyInstance, err: Error & { code?: 
     return;
   }
   const reason = (err.code ?? 'unknown').replace(/^HPE_/, '').toLowerCase();
-  const id = writeRaw(socket, new AppError(PARSER_ERRORS[err.code ?? ''] ?? 'bad_request.http', { reason }));
-  this.log.debug({ reqId: id, reason }, 'malformed request refused');
+  const refusal = new AppError(PARSER_ERRORS[err.code ?? ''] ?? 'bad_request.http', { reason });
+  const id = writeRaw(socket, refusal);
+  this.log.debug({ reqId: id, status: refusal.status, code: refusal.code, reason }, 'malformed request refused');
 }
 
 /** CONNECT is answered like any other method without a route; without a listener Node would drop the socket. */
 export function refuseConnect(app: FastifyInstance): void {
   app.server.on('connect', (req: { url?: string }, socket: Duplex) => {
     socket.on('error', () => undefined);
-    const id = writeRaw(socket, new AppError('not_found.route', { method: 'CONNECT', path: req.url ?? '' }));
-    app.log.debug({ reqId: id }, 'CONNECT refused');
+    const refusal = new AppError('not_found.route', { method: 'CONNECT', path: req.url ?? '' });
+    const id = writeRaw(socket, refusal);
+    app.log.debug({ reqId: id, status: refusal.status, code: refusal.code }, 'CONNECT refused');
   });
 }

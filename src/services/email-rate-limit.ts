@@ -22,6 +22,8 @@ export class EmailRateLimit {
   constructor(
     private readonly clock: Clock,
     private readonly digest: SubjectDigest,
+    /** told of every request refused with 429 (metrics) */
+    private readonly onRefused: () => void = () => undefined,
   ) {}
 
   async hit(db: Db, recipient: string, ip: string): Promise<void> {
@@ -39,7 +41,10 @@ export class EmailRateLimit {
         const r = await tx.get<{ n: number; oldest: string | null }>(`SELECT count(*) AS n, min(at) AS oldest FROM ${table} WHERE scope = ? AND subject = ? AND at > ?`, [c.scope, c.subject, since]);
         if (Number(r?.n ?? 0) >= c.limit) retryAfterMs = Math.max(retryAfterMs, Date.parse(r!.oldest!) + EMAIL_WINDOW_MS - now.getTime());
       }
-      if (retryAfterMs > 0) throw tooManyRequests(retryAfterMs / 1000);
+      if (retryAfterMs > 0) {
+        this.onRefused();
+        throw tooManyRequests(retryAfterMs / 1000);
+      }
       for (const c of checks) {
         // records older than the window are never read again: drop them as we go
         await tx.run(`DELETE FROM ${table} WHERE scope = ? AND subject = ? AND at <= ?`, [c.scope, c.subject, since]);

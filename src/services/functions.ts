@@ -10,6 +10,7 @@ import { AppError } from '../errors.ts';
 import { NAME_RE } from '../lib/validate.ts';
 import { FunctionFailure, FunctionInvalid, type FunctionRequest, type FunctionResponse } from '../functions/invocation.ts';
 import { callError, type SandboxPool } from '../functions/pool.ts';
+import { noMetrics, type ServiceMetrics } from '../lib/metrics.ts';
 
 export const CODE_MAX_BYTES = 256 * 1024;
 
@@ -47,6 +48,7 @@ export class FunctionService {
     private readonly clock: Clock,
     private readonly rows: RowService,
     private readonly pool: SandboxPool,
+    private readonly metrics: ServiceMetrics = noMetrics,
   ) {}
 
   /** Stops the sandbox processes. */
@@ -108,11 +110,16 @@ export class FunctionService {
     // a function reads and writes tables as its caller; RLS decides which rows
     const caller: KeyCaller = { keyId: key.keyId, permissions: TABLE_PERMISSIONS };
     const bridge = async (json: string): Promise<string> => JSON.stringify(await this.dbCall(projectId, caller, auth, json));
+    const started = performance.now();
+    let outcome = 'ok';
     try {
       return await this.pool.run(projectId, fn.code, request, auth, bridge);
     } catch (err) {
-      if (err instanceof FunctionFailure) throw new AppError(err.code, { message: err.message, details: err.detail === null ? null : { error: err.detail } });
-      throw err;
+      const failure = err instanceof FunctionFailure ? new AppError(err.code, { message: err.message, details: err.detail === null ? null : { error: err.detail } }) : err;
+      outcome = failure instanceof AppError ? failure.code : 'internal_error';
+      throw failure;
+    } finally {
+      this.metrics.functionInvoked(outcome, (performance.now() - started) / 1000);
     }
   }
 

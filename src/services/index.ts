@@ -26,7 +26,9 @@ import { SandboxPool } from '../functions/pool.ts';
 import type { SecretBox } from '../lib/secret-box.ts';
 import { subjectDigest } from '../lib/tokens.ts';
 import { systemResolver, type Resolver } from '../lib/net-guard.ts';
-import { emailApiMailer, smtpMailer } from '../email/mailer.ts';
+import { emailApiMailer, smtpMailer, type Mailer } from '../email/mailer.ts';
+import { Metrics, noMetrics, type ServiceMetrics } from '../lib/metrics.ts';
+import { createLogger } from '../lib/logger.ts';
 
 export interface Services {
   accounts: AccountService;
@@ -46,6 +48,8 @@ export interface Services {
   functions: FunctionService;
   throttle: LoginThrottle;
   hasher: PasswordHasher;
+  /** this instance's metrics (GET /metrics); null when METRICS is off */
+  metrics: Metrics | null;
 }
 
 export interface ServiceOptions {
@@ -60,21 +64,52 @@ export interface ServiceOptions {
   mailers?: MailerFactory;
 }
 
-const stderrLog: PolicyLog = {
-  warn: (obj, msg) => process.stderr.write(`${JSON.stringify({ level: 'warn', time: new Date().toISOString(), msg, ...obj })}\n`),
-};
+/** Every send through a provider is counted as sent or failed (emails_total). */
+function countedMailers(mailers: MailerFactory, metrics: ServiceMetrics): MailerFactory {
+  const counted = (provider: 'smtp' | 'emailapi', mailer: Mailer): Mailer => ({
+    async send(email) {
+      try {
+        await mailer.send(email);
+      } catch (err) {
+        metrics.emailSent(provider, false);
+        throw err;
+      }
+      metrics.emailSent(provider, true);
+    },
+  });
+  return { smtp: (s) => counted('smtp', mailers.smtp(s)), emailapi: (key) => counted('emailapi', mailers.emailapi(key)) };
+}
+
+function sandboxPool(config: Config): SandboxPool {
+  return new SandboxPool(
+    { memoryMb: config.functions.memoryMb, timeoutMs: config.functions.timeoutMs },
+    {
+      size: config.functions.concurrency,
+      perProject: config.functions.projectConcurrency,
+      recycleGrowthMb: config.functions.recycleGrowthMb,
+      idleMs: config.functions.idleMs,
+      niceness: config.functions.niceness,
+    },
+  );
+}
 
 export function buildServices(engine: Engine, config: Config, clock: Clock, opts: ServiceOptions): Services {
-  const mailers: MailerFactory = opts.mailers ?? {
-    smtp: (s) => smtpMailer(s, { resolver: opts.resolver ?? systemResolver, allowPrivateHosts: config.email.allowPrivateHosts, timeoutMs: config.email.timeoutMs, ca: opts.smtpCa }),
-    emailapi: (key) => emailApiMailer(key, { baseUrl: config.email.apiBaseUrl, timeoutMs: config.email.timeoutMs }),
-  };
+  const sandboxes = sandboxPool(config);
+  const metrics = config.metrics.enabled ? new Metrics({ engineKind: engine.kind, engine: () => engine.stats(), functions: () => sandboxes.stats() }) : null;
+  const report: ServiceMetrics = metrics ?? noMetrics;
+  const mailers = countedMailers(
+    opts.mailers ?? {
+      smtp: (s) => smtpMailer(s, { resolver: opts.resolver ?? systemResolver, allowPrivateHosts: config.email.allowPrivateHosts, timeoutMs: config.email.timeoutMs, ca: opts.smtpCa }),
+      emailapi: (key) => emailApiMailer(key, { baseUrl: config.email.apiBaseUrl, timeoutMs: config.email.timeoutMs }),
+    },
+    report,
+  );
   const hasher = argon2Hasher(config.argon2);
   // rate-limit subjects are keyed with the master key, so every node sharing it counts alike
   const subjects = subjectDigest(opts.secrets.mac('rate-limit subjects'));
-  const throttle = new LoginThrottle(engine.platform, clock, subjects);
+  const throttle = new LoginThrottle(engine.platform, clock, subjects, () => report.refused('login_throttle'));
   const tables = new TableService(engine, clock);
-  const log = opts.log ?? stderrLog;
+  const log = opts.log ?? createLogger(config.logLevel);
   const policies = new PolicyService(engine, tables, clock, log);
   const projects = new ProjectService(engine, clock);
   const authSettings = new AuthSettingsService(engine, clock, config.appUrl);
@@ -88,6 +123,7 @@ export function buildServices(engine: Engine, config: Config, clock: Clock, opts
   return {
     hasher,
     throttle,
+    metrics,
     accounts: new AccountService(engine, hasher, clock, throttle, config.tokenTtlMs),
     projects,
     tables,
@@ -98,24 +134,10 @@ export function buildServices(engine: Engine, config: Config, clock: Clock, opts
     rows,
     ownerRows: new OwnerRowService(engine, schemas, endUsers, rows),
     simulator: new PolicySimulator(engine, schemas, policies, endUsers, clock),
-    functions: new FunctionService(
-      engine,
-      clock,
-      rows,
-      new SandboxPool(
-        { memoryMb: config.functions.memoryMb, timeoutMs: config.functions.timeoutMs },
-        {
-          size: config.functions.concurrency,
-          perProject: config.functions.projectConcurrency,
-          recycleGrowthMb: config.functions.recycleGrowthMb,
-          idleMs: config.functions.idleMs,
-          niceness: config.functions.niceness,
-        },
-      ),
-    ),
+    functions: new FunctionService(engine, clock, rows, sandboxes, report),
     authSettings,
     emailTemplates,
     emailConfig,
-    emailFlows: new EmailFlowService(engine, endUsers, hasher, authSettings, emailConfig, emailTemplates, new EmailRateLimit(clock, subjects), new PurposeTokens(clock, (db, id) => endUsers.lock(db, id)), projectName, log),
+    emailFlows: new EmailFlowService(engine, endUsers, hasher, authSettings, emailConfig, emailTemplates, new EmailRateLimit(clock, subjects, () => report.refused('email_rate_limit')), new PurposeTokens(clock, (db, id) => endUsers.lock(db, id)), projectName, log),
   };
 }

@@ -27,6 +27,8 @@ export class LoginThrottle {
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly digest: SubjectDigest,
+    /** told of every attempt refused with 429 (metrics) */
+    private readonly onRefused: () => void = () => undefined,
   ) {}
 
   /**
@@ -75,6 +77,7 @@ export class LoginThrottle {
         // that keeps it full leaves the window; otherwise attempts still being checked may succeed
         // (and be removed) any moment
         const retryMs = failures.length >= LOGIN_FAILURE_LIMIT ? Date.parse(failures[failures.length - LOGIN_FAILURE_LIMIT]!.at) + LOGIN_WINDOW_MS - now.getTime() : 1000;
+        this.onRefused();
         throw tooManyRequests(retryMs / 1000);
       }
       await tx.run(`INSERT INTO ${tx.t('auth_failures')} (id, scope, subject, at, pending) VALUES (?, ?, ?, ?, ?)`, [id, scope, subject, now.toISOString(), true]);

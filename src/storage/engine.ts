@@ -2,6 +2,7 @@
 // storage/: connection handling, placeholder style, column types, migrations, driver errors.
 import { AppError } from '../errors.ts';
 import type { CompileContext, CompiledSql, TypedExpr } from '../policy-language/index.ts';
+import type { GateStats } from './fair-gate.ts';
 
 export type EngineKind = 'sqlite' | 'postgres';
 export type SqlParam = string | number | boolean | null | bigint;
@@ -104,7 +105,19 @@ export interface Engine {
   /** Removes a project's store and everything in it. */
   dropProjectStore(projectId: string): Promise<void>;
   ping(): Promise<boolean>;
+  /** What the engine is doing now (the metrics read it when scraped). */
+  stats(): EngineStats;
   close(): Promise<void>;
+}
+
+/** An engine's state for the metrics; the part of the other engine is null. */
+export interface EngineStats {
+  /** the fair gate over statements on project tables (SQLite: worker threads; PostgreSQL: pool connections) */
+  gate: GateStats;
+  /** PostgreSQL: connections open and idle, requests waiting for one, and the pool's size */
+  pool: { total: number; idle: number; waiting: number; max: number } | null;
+  /** the embedded engine: project files open on the main thread (and their limit), worker threads running */
+  sqlite: { openProjects: number; maxOpenProjects: number; workerThreads: number } | null;
 }
 
 export function quoteIdent(name: string): string {

@@ -21,6 +21,20 @@ interface Waiter {
   resolve(): void;
   reject(err: unknown): void;
   timer: NodeJS.Timeout;
+  /** performance.now() when it began to wait */
+  since: number;
+}
+
+/** What the gate is doing, for the metrics: read when scraped, so the hot path only counts. */
+export interface GateStats {
+  capacity: number;
+  inUse: number;
+  /** jobs waiting for a slot, and the tenants they belong to */
+  queued: number;
+  queuedKeys: number;
+  /** since the start: jobs that had to wait (served or refused), and their waits added up */
+  waits: number;
+  waitSeconds: number;
 }
 
 export const projectBusy = () => new AppError('project_busy');
@@ -36,6 +50,8 @@ export class FairGate {
   private total = 0;
   private readonly reserve: number;
   private readonly maxQueue: number;
+  private waits = 0;
+  private waitMs = 0;
 
   constructor(private readonly opts: FairGateOptions) {
     if (opts.capacity < 1 || opts.perKey < 1) throw new Error('a fair gate needs at least one slot');
@@ -67,6 +83,7 @@ export class FairGate {
         resolve,
         reject,
         timer: setTimeout(() => this.giveUp(key, waiter), this.opts.maxWaitMs),
+        since: performance.now(),
       };
       const q = this.queues.get(key);
       if (q) q.push(waiter);
@@ -85,6 +102,17 @@ export class FairGate {
   /** Slots in use by `key` (tests and metrics). */
   inUse(key?: string): number {
     return key === undefined ? this.total : (this.running.get(key) ?? 0);
+  }
+
+  stats(): GateStats {
+    let queued = 0;
+    for (const q of this.queues.values()) queued += q.length;
+    return { capacity: this.opts.capacity, inUse: this.total, queued, queuedKeys: this.queues.size, waits: this.waits, waitSeconds: this.waitMs / 1000 };
+  }
+
+  private waited(waiter: Waiter): void {
+    this.waits++;
+    this.waitMs += performance.now() - waiter.since;
   }
 
   private hasRoom(key: string): boolean {
@@ -108,6 +136,7 @@ export class FairGate {
       this.queues.delete(key);
       if (q.length > 0) this.queues.set(key, q);
       clearTimeout(waiter.timer);
+      this.waited(waiter);
       this.take(key);
       waiter.resolve();
     }
@@ -119,6 +148,7 @@ export class FairGate {
     if (!q || i < 0) return;
     q.splice(i, 1);
     if (q.length === 0) this.queues.delete(key);
+    this.waited(waiter);
     waiter.reject(projectBusy());
   }
 }

@@ -1,6 +1,7 @@
 import type { Engine } from './engine.ts';
 import type { Config } from '../config.ts';
 import type { PostgresOptions } from './postgres/postgres-engine.ts';
+import { fileLimit, openProjectLimit } from './sqlite/sqlite-open-limit.ts';
 
 export type EngineOptions = Parameters<typeof openEngine>[0];
 
@@ -15,6 +16,11 @@ export function engineOptions(config: Config): EngineOptions {
     sqliteWorkers: config.sqliteWorkers,
     sqliteOpenProjects: config.sqliteOpenProjects,
   };
+}
+
+/** Refuses options the engine would refuse when opened, before anything is written (main.ts). */
+export function checkEngineOptions(opts: EngineOptions): void {
+  if (!opts.databaseUrl) openProjectLimit(opts.sqliteOpenProjects ?? undefined, fileLimit());
 }
 
 export async function openEngine(opts: {

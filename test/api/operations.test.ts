@@ -1,8 +1,12 @@
 // Operations: secrets never reach the logs, and /health tells when the database is gone.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestApp, uniqueEmail } from '../support/app.ts';
+import { registerAccount, startTestApp, uniqueEmail } from '../support/app.ts';
 import { testEngines } from '../support/postgres.ts';
+import { startServer } from '../support/server-process.ts';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const { engines, skipReason } = await testEngines();
 
@@ -56,6 +60,31 @@ for (const kind of engines) {
     }
   });
 
+  test(`[${kind}] a refused (4xx) or failed (5xx) request's line carries its error code and the request id its answer carried`, async () => {
+    const lines: string[] = [];
+    const t = await startTestApp(kind, { LOG_LEVEL: 'info' }, { write: (l) => void lines.push(l) });
+    const { token } = await registerAccount(t);
+    const refused = await t.req('POST', '/projects', { token, body: { name: '' } });
+    // refused by the router itself, before any hook
+    const malformed = await t.req('GET', '/projects/%zz');
+    // the database gone under a running app: every platform query fails
+    await t.engine.close();
+    const failed = await t.req('GET', '/projects', { token });
+    await t.app.close();
+    await t.close().catch(() => undefined);
+    assert.equal(refused.status, 422);
+    assert.equal(malformed.status, 400);
+    assert.ok(failed.status >= 500, `${failed.status} ${JSON.stringify(failed.body)}`);
+    const entries = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    for (const [res, level] of [[refused, 'info'], [malformed, 'info'], [failed, 'error']] as const) {
+      const line = entries.find((e) => e.reqId === res.headers['x-request-id'] && e.status === res.status);
+      assert.ok(line, `no line for ${res.status} ${res.headers['x-request-id']}:\n${lines.join('')}`);
+      assert.equal(line.level, level);
+      assert.equal(line.code, res.body.code);
+      assert.equal(typeof line.code, 'string');
+    }
+  });
+
   test(`[${kind}] GET /health answers 503 once the database is unreachable`, async () => {
     const t = await startTestApp(kind);
     assert.equal((await t.req('GET', '/health')).status, 200);
@@ -103,3 +132,23 @@ if (engines.includes('postgres')) {
     }
   });
 }
+
+test('[sqlite] Node\'s own warnings are lines of the service\'s logger, not stderr text', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'bp-warning-'));
+  // emits a process warning once the service has installed its handlers (the same synchronous step
+  // installs its uncaughtException listener)
+  const preload = join(dir, 'warn.mjs');
+  writeFileSync(preload, "const t = setInterval(() => { if (process.listenerCount('uncaughtException') > 0) { clearInterval(t); process.emitWarning('a warning from a preloaded module', 'TestWarning'); } }, 5);\n");
+  const server = await startServer({ DATA_DIR: join(dir, 'data'), NODE_OPTIONS: `--import ${preload}` });
+  try {
+    const deadline = Date.now() + 10000;
+    while (!server.output().includes('a warning from a preloaded module') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const lines = server.output().split('\n').filter((l) => l.includes('a warning from a preloaded module'));
+    assert.equal(lines.length, 1, server.output());
+    assert.deepEqual((({ level, warning, msg }) => ({ level, warning, msg }))(JSON.parse(lines[0]!)), { level: 'warn', warning: 'TestWarning', msg: 'a warning from a preloaded module' });
+    assert.ok(!server.output().includes('(node:'), server.output());
+  } finally {
+    await server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { testEngines, PG_ADMIN_URL } from '../support/postgres.ts';
 import { TcpProxy } from '../support/tcp-proxy.ts';
 import { runUntilExit } from '../support/server-process.ts';
+import { fileLimit, FDS_PER_PROJECT } from '../../src/storage/sqlite/sqlite-open-limit.ts';
 
 const { engines, skipReason } = await testEngines();
 const PASSWORD = 'pw-Secr3t';
@@ -42,15 +43,33 @@ async function expectOneLineFailure(env: Record<string, string>, pattern: RegExp
   assert.doesNotMatch(line.msg, /\n|\s+at \S+ \(/);
 }
 
-test('[sqlite] an unknown LOG_LEVEL: one line naming the levels, exit 1, and nothing written (no master key, no database)', async () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'bp-startup-'));
-  try {
-    await expectOneLineFailure({ DATA_DIR: dataDir, LOG_LEVEL: 'verbose', MASTER_KEY: '' }, /^invalid configuration: LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got 'verbose'/);
-    assert.deepEqual(readdirSync(dataDir), []);
-  } finally {
-    rmSync(dataDir, { recursive: true, force: true });
-  }
-});
+// every setting is checked before the first side effect: the master key file, the database files
+const BAD_SETTINGS: Array<[string, Record<string, string>, RegExp]> = [
+  ['an unknown LOG_LEVEL', { LOG_LEVEL: 'verbose' }, /^invalid configuration: LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got 'verbose'/],
+  ['a short METRICS_TOKEN', { METRICS_TOKEN: 'short' }, /^invalid configuration: METRICS_TOKEN must be 16 to 1024 printable characters/],
+  ['METRICS neither true nor false', { METRICS: 'yes' }, /^invalid configuration: METRICS must be true or false, got 'yes'/],
+  ['a CORS_ORIGINS entry that is no origin', { CORS_ORIGINS: 'https://console.example.com/app' }, /^invalid configuration: CORS_ORIGINS must be .* got 'https:\/\/console\.example\.com\/app'/],
+  ['a SHUTDOWN_TIMEOUT_MS that is no number', { SHUTDOWN_TIMEOUT_MS: 'soon' }, /^invalid configuration: SHUTDOWN_TIMEOUT_MS must be a whole number/],
+  ['an SMTP_CA_FILE that does not exist', { SMTP_CA_FILE: '/nonexistent/ca.pem' }, /^invalid configuration: SMTP_CA_FILE: .*no such file/],
+  ['an SQLITE_OPEN_PROJECTS beyond the file descriptors', { SQLITE_OPEN_PROJECTS: '1000000' }, /^invalid configuration: SQLITE_OPEN_PROJECTS=1000000 may need/],
+];
+
+// the test process's limit is the server's (Node raises both to the hard limit)
+const files = fileLimit();
+const tooManyOpen = files === null || (files * 0.75) / FDS_PER_PROJECT >= 1000000 ? `the file-descriptor limit (${files ?? 'unlimited'}) fits any SQLITE_OPEN_PROJECTS` : false;
+
+for (const [what, env, pattern] of BAD_SETTINGS) {
+  const skip = env.SQLITE_OPEN_PROJECTS ? tooManyOpen : false;
+  test(`[sqlite] ${what}: one line naming it, exit 1, and nothing written (no master key, no database)`, { skip }, async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'bp-startup-'));
+    try {
+      await expectOneLineFailure({ DATA_DIR: dataDir, MASTER_KEY: '', ...env }, pattern);
+      assert.deepEqual(readdirSync(dataDir), []);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+}
 
 if (engines.includes('postgres')) {
   const pgPort = Number(new URL(PG_ADMIN_URL).port || 5432);

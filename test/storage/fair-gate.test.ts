@@ -102,3 +102,21 @@ test("by default a tenant's queue holds 8 jobs per slot of its share, and at lea
     assert.deepEqual(await Promise.all(waiting), Array.from({ length: bound }, (_, i) => i));
   }
 });
+
+test('stats: slots in use, jobs and tenants waiting, and every wait (served or refused) counted with its time', async () => {
+  const gate = new FairGate({ capacity: 1, perKey: 1, maxWaitMs: 100 });
+  assert.deepEqual(gate.stats(), { capacity: 1, inUse: 0, queued: 0, queuedKeys: 0, waits: 0, waitSeconds: 0 });
+  const first = held();
+  const running = gate.run('a', first.job);
+  const refused = gate.run('b', async () => undefined).catch((e: AppError) => e.code);
+  assert.equal(await refused, 'project_busy');
+  let s = gate.stats();
+  assert.deepEqual([s.inUse, s.queued, s.waits], [1, 0, 1]);
+  assert.ok(s.waitSeconds >= 0.09, String(s.waitSeconds));
+  const served = [gate.run('c', async () => undefined), gate.run('c', async () => undefined)];
+  assert.deepEqual([gate.stats().queued, gate.stats().queuedKeys], [2, 1]);
+  first.release();
+  await Promise.all([running, ...served]);
+  s = gate.stats();
+  assert.deepEqual([s.inUse, s.queued, s.queuedKeys, s.waits], [0, 0, 0, 3]);
+});

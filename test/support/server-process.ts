@@ -11,9 +11,11 @@ const BASE_ENV = { PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ARGON2_MEMOR
 /** The baseplate command: `[CLI, 'serve']` as the argv of startServer or runUntilExit runs it. */
 export const CLI = join(ROOT, 'bin', 'baseplate.mjs');
 
-function spawnMain(env: Record<string, string>, argv = [join(ROOT, 'dist', 'main.js')]): ChildProcess {
+/** `cwd`: the directory the service runs in (another copy of it, e.g. a production install, with `argv` naming its dist/main.js) */
+function spawnMain(env: Record<string, string>, argv = [join(ROOT, 'dist', 'main.js')], cwd = ROOT): ChildProcess {
   buildDist();
   return spawn(process.execPath, argv, {
+    cwd,
     env: { ...process.env, ...BASE_ENV, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -29,8 +31,8 @@ export interface ServerProcess {
 }
 
 /** Starts the service and resolves once it listens (rejects if it exits or takes longer than timeoutMs). */
-export async function startServer(env: Record<string, string>, timeoutMs = 30000, argv?: string[]): Promise<ServerProcess> {
-  const proc = spawnMain(env, argv);
+export async function startServer(env: Record<string, string>, timeoutMs = 30000, argv?: string[], cwd?: string): Promise<ServerProcess> {
+  const proc = spawnMain(env, argv, cwd);
   let out = '';
   proc.stdout!.on('data', (c: Buffer) => (out += c.toString()));
   proc.stderr!.on('data', (c: Buffer) => (out += c.toString()));

@@ -1,7 +1,7 @@
 // PostgreSQL engine: platform tables in schema `baseplate`, one schema `p_<project id>` per
 // project (the unit that can later be sharded across nodes).
 import pg from 'pg';
-import type { ColumnType, Db, Dialect, Engine } from '../engine.ts';
+import type { ColumnType, Db, Dialect, Engine, EngineStats } from '../engine.ts';
 import { quoteIdent } from '../engine.ts';
 import { migrate } from '../migrate.ts';
 import { platformMigrations, projectMigrations, type SchemaTypes } from '../schema.ts';
@@ -188,6 +188,11 @@ export class PostgresEngine implements Engine {
   /** Answers within the connect timeout, however the database fails. */
   ping(): Promise<boolean> {
     return this.platform.ping(this.pingTimeoutMs);
+  }
+
+  stats(): EngineStats {
+    const { totalCount: total, idleCount: idle, waitingCount: waiting } = this.pool;
+    return { gate: this.gate.stats(), pool: { total, idle, waiting, max: this.pool.options.max }, sqlite: null };
   }
 
   private closed = false;

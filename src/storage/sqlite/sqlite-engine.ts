@@ -4,7 +4,7 @@
 // statements over a project's tables run in worker threads (sqlite-worker-pool.ts).
 import { mkdirSync, rmSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ColumnType, Db, Dialect, Engine } from '../engine.ts';
+import type { ColumnType, Db, Dialect, Engine, EngineStats } from '../engine.ts';
 import { quoteIdent, StoreMissing } from '../engine.ts';
 import { migrate, type Migration } from '../migrate.ts';
 import { platformMigrations, projectMigrations, type SchemaTypes } from '../schema.ts';
@@ -222,6 +222,11 @@ export class SqliteEngine implements Engine {
     } catch {
       return false;
     }
+  }
+
+  stats(): EngineStats {
+    const { gate, threads } = this.workers.stats();
+    return { gate, pool: null, sqlite: { openProjects: this.projects.size, maxOpenProjects: this.maxOpen, workerThreads: threads } };
   }
 
   /** Project files the main thread has open (tests: the limit holds). */

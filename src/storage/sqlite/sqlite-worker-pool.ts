@@ -8,7 +8,7 @@ import { pathToFileURL } from 'node:url';
 import type { Db, RowTally, SqlParam } from '../engine.ts';
 import { quoteIdent, QueryTimeout, StorageFull } from '../engine.ts';
 import { AppError } from '../../errors.ts';
-import { FairGate } from '../fair-gate.ts';
+import { FairGate, type GateStats } from '../fair-gate.ts';
 import type { FromWorker, ToWorker, WorkerSetup } from './sqlite-worker-protocol.ts';
 import { toSqlite, translateSqliteError } from './sqlite-db.ts';
 // beyond the statement timeout, how long a worker may stay silent before it is replaced
@@ -106,6 +106,11 @@ export class SqliteWorkerPool {
 
   get statementTimeoutMs(): number {
     return this.opts.statementTimeoutMs;
+  }
+
+  /** the gate over the workers, and the threads running now (metrics) */
+  stats(): { gate: GateStats; threads: number } {
+    return { gate: this.gate.stats(), threads: this.live.size };
   }
 
   /**

@@ -1,0 +1,46 @@
+// GET /metrics (Prometheus's text format) and the per-request counting behind it. A request is
+// counted under its route pattern (`/:project_id/rest/:table`), never its URL, so that no id or
+// caller-chosen text becomes a label; a request no route matched is counted as `(unmatched)`.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { Metrics, Refusal } from '../lib/metrics.ts';
+import { AppError } from '../errors.ts';
+import { bearer } from './platform-auth.ts';
+
+export const UNMATCHED_ROUTE = '(unmatched)';
+// the refusals only the answer tells (the rate limits count themselves, in the services)
+const REFUSED_AS: Record<string, Refusal> = { project_busy: 'project_busy', function_busy: 'function_busy' };
+
+const digest = (text: string) => createHash('sha256').update(text).digest();
+
+/** Compares digests, so that neither the content nor the length of the token leaks through timing. */
+function tokenGuard(token: string | null): (request: FastifyRequest) => void {
+  if (token === null) return () => undefined;
+  const expected = digest(token);
+  return (request) => {
+    const given = bearer(request);
+    if (given === undefined) throw new AppError('missing_token');
+    if (!timingSafeEqual(digest(given), expected)) throw new AppError('invalid_token.credential');
+  };
+}
+
+export function installMetrics(app: FastifyInstance, metrics: Metrics, token: string | null): void {
+  app.addHook('onResponse', async (request: FastifyRequest, reply: FastifyReply) => {
+    metrics.httpRequest(request.method, request.routeOptions.url ?? UNMATCHED_ROUTE, reply.statusCode, reply.elapsedTime / 1000);
+    const refusal = reply.errorCode === null ? undefined : REFUSED_AS[reply.errorCode];
+    if (refusal) metrics.refused(refusal);
+  });
+
+  const guard = tokenGuard(token);
+  app.get(
+    '/metrics',
+    {
+      schema: {
+        tags: ['operations'],
+        summary: 'Metrics in the Prometheus text format (with METRICS_TOKEN set: Authorization: Bearer <token>)',
+      },
+      onRequest: async (request) => guard(request),
+    },
+    async (_request, reply) => reply.type(metrics.contentType).send(await metrics.text()),
+  );
+}
