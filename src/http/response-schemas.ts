@@ -80,7 +80,13 @@ export const EndUser = Obj('EndUser', {
 export const EndUserSession = Obj('EndUserSession', { token: Token, expires_at: Timestamp, user: EndUser }, 'An end-user token (30 days) and its user');
 export const PendingVerification = Obj(
   'PendingVerification',
-  { token: Type.Null(), user: EndUser, email_verification_required: Type.Literal(true) },
+  {
+    // always null; OpenAPI 3.0 has no null type, and openapi-fetch drops a property typed null alone,
+    // so a nullable string that no non-empty string satisfies
+    token: Type.Unsafe<string | null>({ type: 'string', nullable: true, maxLength: 0, description: 'Always null: no session before the address is verified' }),
+    user: EndUser,
+    email_verification_required: Type.Literal(true),
+  },
   'Registered while the project requires email confirmation: no session until the emailed link is used',
 );
 export const UserEnvelope = Obj('UserEnvelope', { user: EndUser });
