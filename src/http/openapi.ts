@@ -74,7 +74,7 @@ function describeCodes(status: number, codes: readonly string[]): string {
 }
 
 /** The error codes of an operation per status: its own, those of its credentials and request parts, and the shared ones. */
-export function operationErrors(schema: NonNullable<RouteOptions['schema']>, url: string): Map<number, Set<string>> {
+function operationErrors(schema: NonNullable<RouteOptions['schema']>, url: string): Map<number, Set<string>> {
   const out = new Map<number, Set<string>>();
   const add = (status: number, codes: readonly string[]) => {
     const set = out.get(status) ?? new Set<string>();

@@ -49,6 +49,13 @@ const Path = (single: boolean) =>
 
 const Rows = Type.Union([Type.Array(R.Row), R.Row], { description: 'The rows (an array), or one object with Accept: application/vnd.pgrst.object+json or on /{table}/{id}' });
 const ContentRange = { 'Content-Range': { type: 'string', description: '`first-last/total`, e.g. `0-9/123` (`*` for the total without Prefer: count=exact)' } };
+/** A write's answer: the total it touched with Prefer: count=exact, and the preferences applied. */
+const WriteHeaders = {
+  'Content-Range': { type: 'string', description: 'With Prefer: count=exact: `0-(n-1)/n` for the n rows written' },
+  'Preference-Applied': { type: 'string', description: 'The preferences applied, e.g. `return=minimal, count=exact`' },
+};
+const written = (description?: string) => ({ ...Rows, headers: WriteHeaders, ...(description ? { description } : {}) });
+const nothingReturned = { ...R.NoContent, headers: WriteHeaders };
 
 const READ_ERRORS: ErrorCodes = {
   400: ['invalid_filter', 'pattern_too_long', 'unknown_column', 'invalid_select', 'invalid_order', 'invalid_param', 'invalid_range', 'query_too_complex', 'unsupported_order'],
@@ -78,32 +85,36 @@ function shape(method: RestMethod, single: boolean): Shape {
   const one = single ? 'one row' : 'rows';
   switch (method) {
     case 'GET':
-      return { summary: single ? 'Read one row' : 'Read rows (filters, select, order, paging)', response: { 200: { ...Rows, headers: ContentRange } }, errors: { ...READ_ERRORS, 416: ['range_not_satisfiable'] } };
+      return {
+        summary: single ? 'Read one row' : 'Read rows (filters, select, order, paging)',
+        response: { 200: { ...Rows, headers: ContentRange } },
+        errors: { ...READ_ERRORS, 416: ['range_not_satisfiable'] },
+      };
     case 'POST':
       return {
         summary: 'Insert one row or many (an array: one transaction); upsert with Prefer: resolution',
         body: Type.Union([R.Row, Type.Array(R.Row)], { description: 'A row, or an array of rows; keys are column names' }),
-        response: { 201: { ...Rows, description: 'Created: the rows as written (empty with Prefer: return=minimal)' } },
+        response: { 201: written('Created: the rows as written (empty with Prefer: return=minimal)') },
         errors: WRITE_ERRORS,
       };
     case 'PATCH':
       return {
         summary: single ? 'Update one row' : 'Update the rows the filters match (a filter is required)',
         body: Type.Record(Type.String(), Type.Unknown(), { description: 'The columns to change' }),
-        response: { 200: Rows, 204: R.NoContent },
+        response: { 200: written(), 204: nothingReturned },
         errors: { ...WRITE_ERRORS, 400: [...(WRITE_ERRORS[400] ?? []), ...(single ? [] : ['filter_required'])] },
       };
     case 'PUT':
       return {
         summary: 'Replace one row: every writable column (omitted ones get their default or NULL)',
         body: Type.Record(Type.String(), Type.Unknown(), { description: 'The new values' }),
-        response: { 200: Rows, 204: R.NoContent },
+        response: { 200: written(), 204: nothingReturned },
         errors: WRITE_ERRORS,
       };
     case 'DELETE':
       return {
         summary: single ? 'Delete one row' : 'Delete the rows the filters match (a filter is required)',
-        response: { 204: R.NoContent, 200: { ...Rows, description: `The deleted ${one}, with Prefer: return=representation` } },
+        response: { 204: nothingReturned, 200: written(`The deleted ${one}, with Prefer: return=representation`) },
         errors: { ...READ_ERRORS, 400: [...(READ_ERRORS[400] ?? []), ...(single ? [] : ['filter_required'])], 403: ['insufficient_permission'], 503: [] },
       };
   }

@@ -70,9 +70,9 @@ export function restRoutes(app: FastifyInstance, dataPlane: DataPlaneService, ro
     const url = single ? '/:project_id/rest/:table/:id' : '/:project_id/rest/:table';
     for (const method of METHODS) {
       // PUT on a collection and POST on a row only answer 405: served, not documented
-      const served = single ? method !== 'POST' : method !== 'PUT';
+      const documented = single ? method !== 'POST' : method !== 'PUT';
       const operationId = `${method.toLowerCase()}${single ? 'Row' : 'Rows'}`;
-      const { schema, config } = served ? restOperation(method, single, { ...door, operationId }) : { schema: { hide: true }, config: {} };
+      const { schema, config } = documented ? restOperation(method, single, { ...door, operationId }) : { schema: { hide: true }, config: {} };
       app.route<{ Params: Params }>({ method, url, schema, config, handler: (req, reply) => serveNativeRest(req, reply, dataPlane, rows, req.params) });
     }
   }

@@ -7,9 +7,8 @@ import type { DataPlaneService } from '../../../services/data-plane.ts';
 import type { RowService } from '../../../services/rows/rows.ts';
 import type { FunctionService } from '../../../services/functions.ts';
 import { serveNativeRest, serveRest } from '../rest.ts';
-import { HIDDEN_HEADERS, serveInvocation } from '../functions.ts';
+import { HIDDEN_HEADERS, INVOCATION_RESPONSES, serveInvocation } from '../functions.ts';
 import { compatCaller, unsupported } from './gotrue.ts';
-import { INVOCATION_RESPONSES } from '../functions.ts';
 import { restOperation } from '../../rest-docs.ts';
 import { SUPABASE_SECURITY, wildcardPath } from '../../openapi.ts';
 
