@@ -1,7 +1,5 @@
 // buildApp(deps): plugins, routes and error handling. It never listens (main.ts does).
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
 import { randomUUID } from 'node:crypto';
 import type { Config } from './config.ts';
 import type { Engine } from './storage/engine.ts';
@@ -23,6 +21,7 @@ import { emailFlowRoutes } from './http/routes/email-flows.ts';
 import { functionRoutes } from './http/routes/functions.ts';
 import { supabaseCompatRoutes } from './http/routes/compat/index.ts';
 import { installCors } from './http/cors.ts';
+import { installOpenApi } from './http/openapi.ts';
 import { decoratePlatformRequest } from './http/platform-auth.ts';
 import { decorateDataPlaneRequest } from './http/data-plane-auth.ts';
 import { installRequestLog, logRequest } from './http/request-log.ts';
@@ -133,22 +132,6 @@ function installJsonBodyParser(app: FastifyInstance): void {
       return done(new AppError('nul_character'), undefined);
     done(null, parsed);
   });
-}
-
-async function installOpenApi(app: FastifyInstance): Promise<void> {
-  await app.register(swagger, {
-    openapi: {
-      info: { title: 'Baseplate', version: '0.1.0', description: 'Multi-project backend service' },
-      components: {
-        securitySchemes: {
-          platformToken: { type: 'http', scheme: 'bearer', description: 'Platform token from POST /auth/login' },
-          apiKey: { type: 'http', scheme: 'bearer', description: 'Project API key' },
-        },
-      },
-    },
-  });
-  await app.register(swaggerUi, { routePrefix: '/docs' });
-  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 }
 
 function registerRoutes(app: FastifyInstance, config: Config, engine: Engine, services: Services): void {

@@ -31,6 +31,18 @@ const REQUEST = {
   'validation_failed.required': { status: 422, message: "The field '{{field}}' is required.", details: field('required') },
   /** a request schema rule; `where` is field, query parameter, or the part of the request */
   'validation_failed.schema': { status: 422, message: "The {{where}} '{{field}}' is invalid ({{reason}}).", details: fieldReason },
+  // a schema rule with a limit or a list: the message and details name it (src/http/schema-errors.ts)
+  'validation_failed.schema_too_short': { status: 422, message: "The {{where}} '{{field}}' must have at least {{min}} characters.", details: { ...field('too_short'), min: '{{min}}' } },
+  'validation_failed.schema_too_long': { status: 422, message: "The {{where}} '{{field}}' must have at most {{max}} characters.", details: { ...field('too_long'), max: '{{max}}' } },
+  'validation_failed.schema_too_few': { status: 422, message: "The {{where}} '{{field}}' must have at least {{min}} entries.", details: { ...field('too_few'), min: '{{min}}' } },
+  'validation_failed.schema_too_many': { status: 422, message: "The {{where}} '{{field}}' must have at most {{max}} entries.", details: { ...field('too_many'), max: '{{max}}' } },
+  'validation_failed.schema_minimum': { status: 422, message: "The {{where}} '{{field}}' must be at least {{min}}.", details: { ...field('out_of_range'), min: '{{min}}' } },
+  'validation_failed.schema_maximum': { status: 422, message: "The {{where}} '{{field}}' must be at most {{max}}.", details: { ...field('out_of_range'), max: '{{max}}' } },
+  'validation_failed.schema_one_of': { status: 422, message: "The {{where}} '{{field}}' must be one of: {{allowed}}.", details: { ...field('not_allowed'), allowed: '{{allowed}}' } },
+  'validation_failed.schema_type': { status: 422, message: "The {{where}} '{{field}}' must be of type {{types}}.", details: { ...field('wrong_type'), expected: '{{expected}}' } },
+  'validation_failed.schema_pattern': { status: 422, message: "The {{where}} '{{field}}' must match {{pattern}}.", details: { ...field('invalid_format'), pattern: '{{pattern}}' } },
+  'validation_failed.schema_format': { status: 422, message: "The {{where}} '{{field}}' must be a valid {{format}}.", details: { ...field('invalid_format'), format: '{{format}}' } },
+  'validation_failed.schema_duplicate': { status: 422, message: "The {{where}} '{{field}}' must not list the same value twice.", details: field('duplicate') },
   not_found: { status: 404, message: 'No such {{what}}.' },
   'not_found.route': { status: 404, message: 'No such route.', details: { method: '{{method}}', path: '{{path}}' } },
   'not_found.resource': { status: 404, message: 'No such resource.' },
@@ -125,12 +137,12 @@ const CREDENTIALS = {
 /** Input rules of the platform API (CONTRACT §1-§8): 422 naming the field. */
 const VALIDATION = {
   'validation_failed.empty': { status: 422, message: 'The {{what}} must not be empty.', details: field('empty') },
-  'validation_failed.too_short': { status: 422, message: 'The {{what}} must have at least {{min}} characters.', details: field('too_short') },
-  'validation_failed.too_long': { status: 422, message: 'The {{what}} must have at most {{max}} characters.', details: field('too_long') },
-  'validation_failed.secret_too_long': { status: 422, message: '{{field}} must have at most {{max}} characters.', details: field('too_long') },
+  'validation_failed.too_short': { status: 422, message: 'The {{what}} must have at least {{min}} characters.', details: { ...field('too_short'), min: '{{min}}' } },
+  'validation_failed.too_long': { status: 422, message: 'The {{what}} must have at most {{max}} characters.', details: { ...field('too_long'), max: '{{max}}' } },
+  'validation_failed.secret_too_long': { status: 422, message: '{{field}} must have at most {{max}} characters.', details: { ...field('too_long'), max: '{{max}}' } },
   'validation_failed.invalid_email': { status: 422, message: 'The {{field}} is not a valid email address.', details: field('invalid_email') },
   'validation_failed.not_email': { status: 422, message: '{{field}} must be an email address.', details: field('invalid_format') },
-  'validation_failed.one_of': { status: 422, message: '{{field}} must be one of {{allowed}}.', details: field('not_allowed') },
+  'validation_failed.one_of': { status: 422, message: '{{field}} must be one of {{allowed}}.', details: { ...field('not_allowed'), allowed: '{{allowed}}' } },
   'validation_failed.listed_twice': { status: 422, message: "The {{what}} '{{value}}' is listed twice.", details: field('duplicate') },
   'validation_failed.missing': { status: 422, message: '{{field}} is required.', details: field('required') },
   'validation_failed.current_password': {
@@ -138,33 +150,33 @@ const VALIDATION = {
     message: 'Changing the email or password needs current_password.',
     details: { field: 'current_password', reason: 'required' },
   },
-  'validation_failed.column_type': { status: 422, message: 'The column type must be one of {{types}}.', details: field('invalid_type') },
+  'validation_failed.column_type': { status: 422, message: 'The column type must be one of {{allowed}}.', details: { ...field('invalid_type'), allowed: '{{allowed}}' } },
   'validation_failed.default_required': {
     status: 422,
     message: 'A non-nullable column added to an existing table needs a literal default.',
     details: field('default_required'),
   },
-  'validation_failed.too_many_columns': { status: 422, message: 'A table has at most {{max}} columns.', details: field('too_many') },
-  'validation_failed.too_many_tables': { status: 422, message: 'A project has at most {{max}} tables.', details: { field: 'name', reason: 'too_many_tables' } },
-  'validation_failed.key_name': { status: 422, message: 'The key name must have 1 to 100 characters.', details: { field: 'name', reason: '{{reason}}' } },
+  'validation_failed.too_many_columns': { status: 422, message: 'A table has at most {{max}} columns.', details: { ...field('too_many'), max: '{{max}}' } },
+  'validation_failed.too_many_tables': { status: 422, message: 'A project has at most {{max}} tables.', details: { field: 'name', reason: 'too_many_tables', max: '{{max}}' } },
+  'validation_failed.key_name': { status: 422, message: 'The key name must have 1 to 100 characters.', details: { field: 'name', reason: '{{reason}}', min: 1, max: 100 } },
   'validation_failed.no_permission': { status: 422, message: 'A key needs at least one permission.', details: { field: 'permissions', reason: 'empty' } },
-  'validation_failed.unknown_permission': { status: 422, message: "Unknown permission '{{permission}}'; allowed: {{allowed}}.", details: field('not_allowed') },
+  'validation_failed.unknown_permission': { status: 422, message: "Unknown permission '{{permission}}'; allowed: {{allowed}}.", details: { ...field('not_allowed'), allowed: '{{allowed}}' } },
   'validation_failed.expires_at_format': {
     status: 422,
     message: 'expires_at must be an ISO-8601 date-time with a time zone.',
     details: { field: 'expires_at', reason: 'invalid_format' },
   },
   'validation_failed.expires_at_past': { status: 422, message: 'expires_at must be in the future.', details: { field: 'expires_at', reason: 'in_the_past' } },
-  'validation_failed.role_length': { status: 422, message: 'A role has 1 to {{max}} characters, or is null.', details: { field: 'role', reason: '{{reason}}' } },
+  'validation_failed.role_length': { status: 422, message: 'A role has 1 to {{max}} characters, or is null.', details: { field: 'role', reason: '{{reason}}', min: 1, max: '{{max}}' } },
   'validation_failed.role_control': { status: 422, message: 'A role must not contain control characters.', details: { field: 'role', reason: 'invalid_format' } },
   'validation_failed.page_param': { status: 422, message: '{{field}} must be a non-negative whole number.', details: field('invalid_format') },
-  'validation_failed.policy_name': { status: 422, message: 'A policy name has 1 to 100 characters.', details: { field: 'name', reason: '{{reason}}' } },
+  'validation_failed.policy_name': { status: 422, message: 'A policy name has 1 to 100 characters.', details: { field: 'name', reason: '{{reason}}', min: 1, max: 100 } },
   'validation_failed.function_name': {
     status: 422,
     message: 'A function name matches ^[a-z_][a-z0-9_]{0,62}$.',
     details: { field: 'name', reason: 'invalid_format' },
   },
-  'validation_failed.code_too_long': { status: 422, message: 'The code must be at most {{max}} bytes.', details: { field: 'code', reason: 'too_long' } },
+  'validation_failed.code_too_long': { status: 422, message: 'The code must be at most {{max}} bytes.', details: { field: 'code', reason: 'too_long', max: '{{max}}' } },
   /** the caller the owner acts as (owner row access, the policy simulator) */
   'validation_failed.acting_as': { status: 422, message: 'as must be {{allowed}}.', details: { field: 'as', reason: '{{reason}}' } },
   'validation_failed.not_applicable': { status: 422, message: '{{field}} does not apply here: {{why}}', details: field('not_applicable') },
@@ -181,19 +193,23 @@ const EMAIL = {
   'validation_failed.provider_required': {
     status: 422,
     message: "provider is required: 'smtp' or 'emailapi'.",
-    details: { field: 'provider', reason: 'required' },
+    details: { field: 'provider', reason: 'required', allowed: ['smtp', 'emailapi'] },
   },
-  'validation_failed.provider': { status: 422, message: "provider must be 'smtp' or 'emailapi'.", details: { field: 'provider', reason: 'not_allowed' } },
+  'validation_failed.provider': {
+    status: 422,
+    message: "provider must be 'smtp' or 'emailapi'.",
+    details: { field: 'provider', reason: 'not_allowed', allowed: ['smtp', 'emailapi'] },
+  },
   'validation_failed.required_for_provider': { status: 422, message: "{{field}} is required when provider is '{{provider}}'.", details: field('required') },
   'validation_failed.from_name': {
     status: 422,
     message: 'from_name must have at most 100 characters and no line breaks, quotes or angle brackets.',
-    details: { field: 'from_name', reason: 'invalid_format' },
+    details: { field: 'from_name', reason: 'invalid_format', max: 100 },
   },
   'validation_failed.smtp_username': {
     status: 422,
     message: 'smtp_username must have at most 320 characters and no line breaks.',
-    details: { field: 'smtp_username', reason: 'invalid_format' },
+    details: { field: 'smtp_username', reason: 'invalid_format', max: 320 },
   },
   'validation_failed.smtp_host_single_label': {
     status: 422,
@@ -215,7 +231,7 @@ const EMAIL = {
   'validation_failed.url_not_a_url': { status: 422, message: '{{field}} is not an absolute URL.', details: field('not_a_url') },
   'validation_failed.url_not_http': { status: 422, message: '{{field}} must use http or https.', details: field('not_http') },
   'validation_failed.url_credentials': { status: 422, message: '{{field}} must not contain a user name or password.', details: field('credentials') },
-  'validation_failed.url_too_long': { status: 422, message: '{{field}} is longer than 2048 characters.', details: field('too_long') },
+  'validation_failed.url_too_long': { status: 422, message: '{{field}} is longer than 2048 characters.', details: { ...field('too_long'), max: 2048 } },
   'validation_failed.url_query_or_fragment': {
     status: 422,
     message: '{{field}} must not contain a query or fragment (entries match on scheme, host, port and path).',
@@ -225,7 +241,7 @@ const EMAIL = {
   'validation_failed.too_many_redirect_urls': {
     status: 422,
     message: 'At most {{max}} redirect URLs are allowed.',
-    details: { field: 'redirect_urls', reason: 'too_many' },
+    details: { field: 'redirect_urls', reason: 'too_many', max: '{{max}}' },
   },
   invalid_redirect_url: {
     status: 422,
@@ -236,7 +252,7 @@ const EMAIL = {
 
 /** Tables and their columns (CONTRACT §3). */
 const TABLES = {
-  'invalid_name.format': { status: 422, message: 'The {{what}} name must match ^[a-z_][a-z0-9_]{0,62}$.', details: field('invalid_name') },
+  'invalid_name.format': { status: 422, message: 'The {{what}} name must match ^[a-z_][a-z0-9_]{0,62}$.', details: { ...field('invalid_name'), pattern: '^[a-z_][a-z0-9_]{0,62}$' } },
   'invalid_name.reserved_prefix': { status: 422, message: 'Names starting with {{prefix}} are reserved.', details: field('reserved_name') },
   'invalid_name.reserved_column': { status: 422, message: "The column name '{{name}}' is reserved.", details: field('reserved_name') },
   'invalid_name.proto': {

@@ -3,7 +3,7 @@
 // in the table only. Every error leaves as the flat PostgREST shape { code, message, details, hint }.
 import { ERRORS } from './error-table.ts';
 
-type Template = string | number | null;
+type Template = string | number | null | readonly string[];
 
 export interface ErrorSpec {
   status: number;
@@ -18,7 +18,7 @@ export type ErrorKey = keyof typeof ERRORS;
 /** The names of the `{{name}}` holes in a template, or in every template of an entry. */
 type Holes<T> = T extends `${string}{{${infer Name}}}${infer Rest}`
   ? Name | Holes<Rest>
-  : T extends string | number | null | undefined
+  : T extends string | number | null | undefined | readonly string[]
     ? never
     : { [K in keyof T]: Holes<T[K]> }[keyof T];
 
@@ -32,8 +32,12 @@ type Values = Readonly<Record<string, unknown>>;
 const HOLE = /\{\{(\w+)\}\}/g;
 const ALONE = /^\{\{(\w+)\}\}$/;
 
+/** A list fills a sentence as `a, b, c` (in details it stays a list). */
 function fill(template: string, values: Values): string {
-  return template.replace(HOLE, (_, name: string) => String(values[name]));
+  return template.replace(HOLE, (_, name: string) => {
+    const v = values[name];
+    return Array.isArray(v) ? v.map(String).join(', ') : String(v);
+  });
 }
 
 /** A details template: a hole alone keeps its value's JSON type, and drops its key when the value is undefined. */

@@ -9,44 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { Duplex } from 'node:stream';
 import { AppError } from '../errors.ts';
 import { StorageFailure } from '../storage/engine.ts';
-
-interface AjvError {
-  keyword: string;
-  instancePath: string;
-  params: Record<string, unknown>;
-}
-
-const REASONS: Record<string, string> = {
-  type: 'wrong_type',
-  minLength: 'too_short',
-  maxLength: 'too_long',
-  minItems: 'too_few',
-  maxItems: 'too_many',
-  enum: 'not_allowed',
-  const: 'not_allowed',
-  pattern: 'invalid_format',
-  format: 'invalid_format',
-  minimum: 'out_of_range',
-  maximum: 'out_of_range',
-  uniqueItems: 'duplicate',
-  minProperties: 'too_few',
-  maxProperties: 'too_many',
-  anyOf: 'wrong_type',
-};
-
-function fieldOf(path: string, extra?: unknown): string {
-  const parts = path.split('/').filter(Boolean).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
-  if (typeof extra === 'string') parts.push(extra);
-  return parts.length ? parts.map((p, i) => (/^\d+$/.test(p) ? `[${p}]` : i === 0 ? p : `.${p}`)).join('') : '(body)';
-}
-
-export function validationToAppError(errors: AjvError[], context: string): AppError {
-  const first = errors.find((e) => e.keyword === 'additionalProperties') ?? errors[0]!;
-  if (first.keyword === 'additionalProperties') return new AppError('unknown_field', { field: fieldOf(first.instancePath, first.params.additionalProperty) });
-  if (first.keyword === 'required') return new AppError('validation_failed.required', { field: fieldOf(first.instancePath, first.params.missingProperty) });
-  const where = context === 'body' ? 'field' : context === 'querystring' ? 'query parameter' : context;
-  return new AppError('validation_failed.schema', { where, field: fieldOf(first.instancePath), reason: REASONS[first.keyword] ?? 'invalid' });
-}
+import { validationToAppError, type AjvError } from './schema-errors.ts';
 
 /** Fastify's own errors: body parsing, and any other with a 4xx status of its own. */
 function frameworkError(e: FastifyError): AppError | null {

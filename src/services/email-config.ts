@@ -149,9 +149,9 @@ export class EmailConfigService {
       }
     }
     if (next.smtp_port !== null && !(SMTP_PORTS as readonly number[]).includes(next.smtp_port))
-      throw new AppError('validation_failed.one_of', { field: 'smtp_port', allowed: SMTP_PORTS.join(', ') });
+      throw new AppError('validation_failed.one_of', { field: 'smtp_port', allowed: SMTP_PORTS });
     if (next.smtp_encryption !== null && !(ENCRYPTIONS as readonly string[]).includes(next.smtp_encryption))
-      throw new AppError('validation_failed.one_of', { field: 'smtp_encryption', allowed: ENCRYPTIONS.join(', ') });
+      throw new AppError('validation_failed.one_of', { field: 'smtp_encryption', allowed: ENCRYPTIONS });
     if (next.smtp_username !== null && (charLength(next.smtp_username) > 320 || /[\r\n]/.test(next.smtp_username)))
       throw new AppError('validation_failed.smtp_username');
     if (provider === 'smtp') {

@@ -84,6 +84,6 @@ export class EmailTemplateService {
 }
 
 function checkPreviewKey(key: string): TemplateKey {
-  if (!isTemplateKey(key)) throw new AppError('validation_failed.one_of', { field: 'key', allowed: TEMPLATE_KEYS.join(', ') });
+  if (!isTemplateKey(key)) throw new AppError('validation_failed.one_of', { field: 'key', allowed: TEMPLATE_KEYS });
   return key;
 }

@@ -73,7 +73,7 @@ export class KeyService {
     if (input.permissions.length === 0) throw new AppError('validation_failed.no_permission');
     for (const [i, p] of input.permissions.entries()) {
       if (!(PERMISSIONS as readonly string[]).includes(p))
-        throw new AppError('validation_failed.unknown_permission', { field: `permissions[${i}]`, permission: String(p).slice(0, 40), allowed: PERMISSIONS.join(', ') });
+        throw new AppError('validation_failed.unknown_permission', { field: `permissions[${i}]`, permission: String(p).slice(0, 40), allowed: PERMISSIONS });
       if (input.permissions.indexOf(p) !== i) throw new AppError('validation_failed.listed_twice', { field: `permissions[${i}]`, what: 'permission', value: p });
     }
     const now = this.clock.now();

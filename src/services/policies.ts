@@ -129,7 +129,7 @@ export class PolicyService {
   async create(projectId: string, tableId: string, input: { name: string; operation: string; expression: string; enabled?: boolean }): Promise<Policy> {
     const { db, info } = await this.table(projectId, tableId);
     const operation = input.operation.toUpperCase() as PolicyOperation;
-    if (!OPERATIONS.includes(operation)) throw new AppError('validation_failed.one_of', { field: 'operation', allowed: OPERATIONS.join(', ') });
+    if (!OPERATIONS.includes(operation)) throw new AppError('validation_failed.one_of', { field: 'operation', allowed: OPERATIONS });
     this.checkInput(input, columnsOf(info));
     const row: PolicyRow = {
       id: newId(),

@@ -91,7 +91,7 @@ export function checkName(raw: unknown, field: string, what: 'table' | 'column')
 function checkColumnDef(input: ColumnDefInput, field: string): ColumnDef {
   const name = checkName(input.name, `${field}.name`, 'column');
   if (!COLUMN_TYPES.includes(input.type as ColumnType))
-    throw new AppError('validation_failed.column_type', { field: `${field}.type`, types: COLUMN_TYPES.join(', ') });
+    throw new AppError('validation_failed.column_type', { field: `${field}.type`, allowed: COLUMN_TYPES });
   const type = input.type as ColumnType;
   let dflt: unknown = input.default === undefined ? null : input.default;
   if (dflt !== null) {

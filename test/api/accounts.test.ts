@@ -66,10 +66,11 @@ await describeEngines('platform accounts', (ctx) => {
     });
   }
 
-  test('field-level validation names the field', async () => {
+  test('field-level validation names the field and the limit', async () => {
     const t = ctx();
     const err = expectError(await t.req('POST', '/auth/register', { body: { name: 'a', email: 'a@b.io', password: 'short' } }), 422);
-    assert.deepEqual(err.details, { field: 'password', reason: 'too_short' });
+    assert.deepEqual(err.details, { field: 'password', reason: 'too_short', min: 8 });
+    assert.equal(err.message, "The field 'password' must have at least 8 characters.");
   });
 
   test('malformed JSON is 400 invalid_json; wrong content type 415; oversize 413', async () => {

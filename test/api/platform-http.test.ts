@@ -89,6 +89,25 @@ await describeEngines('platform http', (ctx) => {
     requestId(slash, '/docs/');
   });
 
+  test("GET /docs is branded as Baseplate: its title, its logo and favicon, not the framework's", async () => {
+    const t = ctx();
+    const page = String((await t.req('GET', '/docs/')).body);
+    assert.match(page, /<title>Baseplate API<\/title>/);
+    assert.doesNotMatch(page, /Swagger UI<\/title>|favicon-32x32\.png/);
+    const favicon = /href="([^"]*baseplate\.svg)"/.exec(page);
+    assert.ok(favicon, 'the favicon is the Baseplate logo');
+    const icon = await t.req('GET', `/docs/${favicon[1]!.replace(/^\.\//, '')}`);
+    assert.equal(icon.status, 200);
+    assert.match(String(icon.body), /<svg[^]*Baseplate<\/text>/);
+    const init = String((await t.req('GET', '/docs/static/swagger-initializer.js')).body);
+    const logo = /data:image\/svg\+xml;base64,([A-Za-z0-9+/=]+)/.exec(init);
+    assert.ok(logo, 'the top bar logo is replaced');
+    assert.match(Buffer.from(logo[1]!, 'base64').toString('utf8'), /Baseplate<\/text>/);
+    assert.doesNotMatch(Buffer.from(logo[1]!, 'base64').toString('utf8'), /fastify/i);
+    const doc = (await t.req('GET', '/openapi.json')).body;
+    assert.equal(doc.info.title, 'Baseplate API');
+  });
+
   test('every response carries its own X-Request-Id: success, 4xx, 404 route, body errors', async () => {
     const t = ctx();
     const { token } = await registerAccount(t);

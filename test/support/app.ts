@@ -14,6 +14,8 @@ import type { Engine } from '../../src/storage/engine.ts';
 import { engineOptions, openEngine } from '../../src/storage/open-engine.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { createTestDatabase, testEngines, type EngineName } from './postgres.ts';
+import { openApiCheck, type OpenApiCheck } from './openapi-check.ts';
+import { AssertionError } from 'node:assert';
 
 export type { EngineName };
 
@@ -91,6 +93,7 @@ export async function startTestApp(
   const secrets = extra.secrets ?? new SecretBox(randomBytes(32));
   const services = buildServices(engine, config, clock, { log: { warn: (obj, msg) => warnings.push({ ...obj, msg }) }, secrets, ...extra });
   const app = await buildApp({ config, engine, services, logger: createLogger(config.logLevel, logStream) });
+  let documented: OpenApiCheck | undefined;
   return {
     kind,
     warnings,
@@ -108,6 +111,10 @@ export async function startTestApp(
       else if (opts.body !== undefined) payload = JSON.stringify(opts.body);
       if (payload !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json';
       const res = await app.inject({ method: method as never, url, headers, payload });
+      // every response of the suite is checked against /openapi.json (test/support/openapi-check.ts)
+      documented ??= openApiCheck(app.swagger());
+      const problems = documented.check({ method, url, status: res.statusCode, contentType: res.headers['content-type'] as string | undefined, body: res.body });
+      if (problems.length) throw new AssertionError({ message: `The OpenAPI document does not match the response:\n${problems.join('\n')}` });
       let body: unknown = res.body;
       if (res.body.length > 0 && String(res.headers['content-type'] ?? '').includes('json')) body = JSON.parse(res.body);
       return { status: res.statusCode, body, headers: res.headers };

@@ -5,6 +5,7 @@ import type { ProjectService } from '../../services/projects.ts';
 import type { AuthSettingsService } from '../../services/auth-settings.ts';
 import { ownedProjectRoute, projectOf } from '../platform-auth.ts';
 import * as S from '../schemas.ts';
+import * as R from '../response-schemas.ts';
 
 const security = [{ platformToken: [] }];
 type P = { Params: { id: string } };
@@ -13,13 +14,25 @@ export function authSettingsRoutes(app: FastifyInstance, accounts: AccountServic
   const tags = ['auth settings'];
   const owned = ownedProjectRoute(accounts, projects);
 
-  app.get<P>('/projects/:id/auth/settings', { schema: { tags, security, summary: 'Read the site URL and allowed redirect URLs' }, ...owned }, async (req) =>
+  const getAuthSettings = { tags, security, operationId: 'getAuthSettings', summary: 'Read the site URL and allowed redirect URLs', response: { 200: R.AuthSettings } };
+  app.get<P>('/projects/:id/auth/settings', { schema: getAuthSettings, ...owned }, async (req) =>
     settings.get(projectOf(req).id),
   );
 
   app.put<P & { Body: S.AuthSettingsPut }>(
     '/projects/:id/auth/settings',
-    { schema: { tags, security, summary: 'Update the site URL and/or the allowed redirect URLs', body: S.AuthSettingsPut }, ...owned },
+    {
+      schema: {
+        tags,
+        security,
+        operationId: 'updateAuthSettings',
+        summary: 'Update the site URL and/or the allowed redirect URLs',
+        body: S.AuthSettingsPut,
+        response: { 200: R.AuthSettings },
+        errors: { 422: ['validation_failed'] },
+      },
+      ...owned,
+    },
     async (req) => settings.update(projectOf(req).id, req.body),
   );
 }

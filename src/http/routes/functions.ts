@@ -9,9 +9,22 @@ import { ownedProjectRoute, projectOf } from '../platform-auth.ts';
 import { dataCallerHook, dataCallerOf } from '../data-plane-auth.ts';
 import { AppError } from '../../errors.ts';
 import * as S from '../schemas.ts';
+import * as R from '../response-schemas.ts';
+import { Type } from '@sinclair/typebox';
+import { DATA_PLANE_SECURITY, wildcardPath } from '../openapi.ts';
 
 const security = [{ platformToken: [] }];
 type PN = { Params: { id: string; name: string } };
+/** What an invocation answers: the function's own status, headers and body (any media type, or none), or one of Baseplate's errors. */
+const anyBody = (description: string) => ({ description, content: { 'application/json': { schema: {} }, '*/*': { schema: {} } } });
+export const INVOCATION_RESPONSES = {
+  200: anyBody("The function's response: its status, headers and body are the function's own (a JSON value, or text with the content type it set)"),
+  default: anyBody(
+    "The function's own status and body, or Baseplate's error `{ code, message, details, hint }`: 401 `missing_api_key`/`invalid_api_key`, 403 `insufficient_permission` (the key lacks `function`), " +
+      '404 `not_found`, 500 `function_error`, `function_out_of_memory`, `function_invalid_response` or `function_response_too_large`, 503 `function_busy` (with Retry-After), 504 `function_timeout`.',
+  ),
+};
+
 // credentials stay with the service: the function learns its caller from context.auth
 export const HIDDEN_HEADERS: ReadonlySet<string> = new Set(['authorization', 'x-user-token', 'cookie']);
 
@@ -20,24 +33,38 @@ export function functionRoutes(app: FastifyInstance, accounts: AccountService, p
   const owned = ownedProjectRoute(accounts, projects);
   app.addHook('onClose', () => functions.close());
 
-  app.get<{ Params: { id: string } }>('/projects/:id/functions', { schema: { tags, security, summary: 'List deployed functions' }, ...owned }, async (req) =>
+  const listFunctions = { tags, security, operationId: 'listFunctions', summary: 'List deployed functions', response: { 200: Type.Array(R.FunctionInfo) } };
+  app.get<{ Params: { id: string } }>('/projects/:id/functions', { schema: listFunctions, ...owned }, async (req) =>
     functions.list(projectOf(req).id),
   );
 
-  app.get<PN>('/projects/:id/functions/:name', { schema: { tags, security, summary: 'Show a function and its code' }, ...owned }, async (req) =>
+  const getFunction = { tags, security, operationId: 'getFunction', summary: 'Show a function and its code', response: { 200: R.FunctionWithCode } };
+  app.get<PN>('/projects/:id/functions/:name', { schema: getFunction, ...owned }, async (req) =>
     functions.get(projectOf(req).id, req.params.name),
   );
 
   app.put<PN & { Body: S.FunctionDeploy }>(
     '/projects/:id/functions/:name',
-    { schema: { tags, security, summary: 'Deploy (create or replace) a function', body: S.FunctionDeploy }, ...owned },
+    {
+      schema: {
+        tags,
+        security,
+        operationId: 'deployFunction',
+        summary: 'Deploy (create or replace) a function',
+        body: S.FunctionDeploy,
+        response: { 201: R.FunctionWithCode, 200: R.FunctionWithCode },
+        errors: { 422: ['validation_failed', 'invalid_function'], 503: ['function_busy'] },
+      },
+      ...owned,
+    },
     async (req, reply) => {
       const { created, fn } = await functions.deploy(projectOf(req).id, req.params.name, req.body.code);
       return reply.status(created ? 201 : 200).send(fn);
     },
   );
 
-  app.delete<PN>('/projects/:id/functions/:name', { schema: { tags, security, summary: 'Delete a function' }, ...owned }, async (req, reply) => {
+  const deleteFunction = { tags, security, operationId: 'deleteFunction', summary: 'Delete a function', response: { 204: R.NoContent } };
+  app.delete<PN>('/projects/:id/functions/:name', { schema: deleteFunction, ...owned }, async (req, reply) => {
     await functions.remove(projectOf(req).id, req.params.name);
     return reply.status(204).send();
   });
@@ -52,7 +79,15 @@ export function functionRoutes(app: FastifyInstance, accounts: AccountService, p
     app.route<Invoke>({
       method: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
       url,
-      schema: { tags, security: [{ apiKey: [] }], summary: 'Invoke a function (API key with the function permission; optional X-User-Token)' },
+      schema: {
+        tags,
+        security: DATA_PLANE_SECURITY,
+        operationId: url.endsWith('*') ? 'invokeFunctionPath' : 'invokeFunction',
+        summary: 'Invoke a function (API key with the function permission; optional X-User-Token)',
+        response: INVOCATION_RESPONSES,
+        'x-body-optional': true,
+      },
+      config: wildcardPath(),
       preHandler: caller,
       handler: invoke,
     });

@@ -5,6 +5,8 @@ import type { ProjectService } from '../../services/projects.ts';
 import type { PolicyService } from '../../services/policies.ts';
 import { ownedProjectRoute, projectOf } from '../platform-auth.ts';
 import * as S from '../schemas.ts';
+import { Type } from '@sinclair/typebox';
+import * as R from '../response-schemas.ts';
 
 const security = [{ platformToken: [] }];
 type PT = { Params: { id: string; table_id: string } };
@@ -15,21 +17,35 @@ export function policyRoutes(app: FastifyInstance, accounts: AccountService, pro
   const owned = ownedProjectRoute(accounts, projects);
   const base = '/projects/:id/tables/:table_id/rls-policies';
 
-  app.get<PT>(base, { schema: { tags, security, summary: "List a table's policies" }, ...owned }, async (req) =>
+  app.get<PT>(base, { schema: { tags, security, operationId: 'listPolicies', summary: "List a table's policies", response: { 200: Type.Array(R.Policy) } }, ...owned }, async (req) =>
     policies.list(projectOf(req).id, req.params.table_id),
   );
 
-  app.post<PT & { Body: S.PolicyCreate }>(base, { schema: { tags, security, summary: 'Create a policy', body: S.PolicyCreate }, ...owned }, async (req, reply) =>
+  app.post<PT & { Body: S.PolicyCreate }>(base, {
+      schema: { tags, security, operationId: 'createPolicy', summary: 'Create a policy', body: S.PolicyCreate, response: { 201: R.Policy }, errors: { 422: ['validation_failed', 'invalid_expression'] } },
+      ...owned,
+    }, async (req, reply) =>
     reply.status(201).send(await policies.create(projectOf(req).id, req.params.table_id, req.body)),
   );
 
   app.patch<PTP & { Body: S.PolicyPatch }>(
     `${base}/:policy_id`,
-    { schema: { tags, security, summary: 'Rename, change the expression, enable or disable a policy', body: S.PolicyPatch }, ...owned },
+    {
+      schema: {
+        tags,
+        security,
+        operationId: 'updatePolicy',
+        summary: 'Rename, change the expression, enable or disable a policy',
+        body: S.PolicyPatch,
+        response: { 200: R.Policy },
+        errors: { 422: ['validation_failed', 'invalid_expression'] },
+      },
+      ...owned,
+    },
     async (req) => policies.update(projectOf(req).id, req.params.table_id, req.params.policy_id, req.body),
   );
 
-  app.delete<PTP>(`${base}/:policy_id`, { schema: { tags, security, summary: 'Delete a policy' }, ...owned }, async (req, reply) => {
+  app.delete<PTP>(`${base}/:policy_id`, { schema: { tags, security, operationId: 'deletePolicy', summary: 'Delete a policy', response: { 204: R.NoContent } }, ...owned }, async (req, reply) => {
     await policies.remove(projectOf(req).id, req.params.table_id, req.params.policy_id);
     return reply.status(204).send();
   });

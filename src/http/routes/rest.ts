@@ -8,6 +8,8 @@ import { StaleGuess } from '../../services/data-plane.ts';
 import { StorageFailure, StoreMissing } from '../../storage/engine.ts';
 import { userToken } from '../data-plane-auth.ts';
 import { bearer } from '../platform-auth.ts';
+import { restOperation, type RestMethod } from '../rest-docs.ts';
+import { DATA_PLANE_SECURITY } from '../openapi.ts';
 
 type Params = { project_id: string; table: string; id?: string };
 
@@ -70,13 +72,16 @@ export async function serveNativeRest(req: FastifyRequest, reply: FastifyReply, 
 }
 
 export function restRoutes(app: FastifyInstance, dataPlane: DataPlaneService, rows: RowService): void {
-  const schema = { tags: ['rest passthrough'], security: [{ apiKey: [] }] };
-  for (const url of ['/:project_id/rest/:table', '/:project_id/rest/:table/:id']) {
-    app.route<{ Params: Params }>({
-      method: ['GET', 'POST', 'PATCH', 'PUT', 'DELETE'],
-      url,
-      schema: { ...schema, summary: url.endsWith(':id') ? 'One row: get, update, replace, delete' : 'Rows: list, insert/upsert, bulk update, bulk delete' },
-      handler: (req, reply) => serveNativeRest(req, reply, dataPlane, rows, req.params),
-    });
+  const door = { tags: ['rest passthrough'], security: DATA_PLANE_SECURITY };
+  const METHODS: RestMethod[] = ['GET', 'POST', 'PATCH', 'PUT', 'DELETE'];
+  for (const single of [false, true]) {
+    const url = single ? '/:project_id/rest/:table/:id' : '/:project_id/rest/:table';
+    for (const method of METHODS) {
+      // PUT on a collection and POST on a row only answer 405: served, not documented
+      const documented = single ? method !== 'POST' : method !== 'PUT';
+      const operationId = `${method.toLowerCase()}${single ? 'Row' : 'Rows'}`;
+      const { schema, config } = documented ? restOperation(method, single, { ...door, operationId }) : { schema: { hide: true }, config: {} };
+      app.route<{ Params: Params }>({ method, url, schema, config, handler: (req, reply) => serveNativeRest(req, reply, dataPlane, rows, req.params) });
+    }
   }
 }

@@ -10,6 +10,9 @@ import { AppError } from '../../../errors.ts';
 import { hashToken } from '../../../lib/tokens.ts';
 import { API_VERSION, API_VERSION_HEADER, compatCaller, gotrueSession, gotrueUser, toGotrue, unsupported } from './gotrue.ts';
 import * as S from './schemas.ts';
+import * as R from '../../response-schemas.ts';
+import { SUPABASE_SECURITY, type ErrorCodes } from '../../openapi.ts';
+import { Type } from '@sinclair/typebox';
 
 type Caller = Awaited<ReturnType<typeof compatCaller>>;
 type Req = FastifyRequest<{ Params: { project_id: string; '*'?: string }; Querystring: Record<string, string | undefined>; Body: any }>;
@@ -42,14 +45,32 @@ export function compatAuthRoutes(app: FastifyInstance, dataPlane: DataPlaneServi
   const route = (
     method: HTTPMethods,
     path: string,
-    opts: { summary: string; body?: TSchema; querystring?: TSchema; rate: RateCode | ((req: Req) => RateCode); check?: (req: Req) => void },
+    opts: {
+      summary: string;
+      operationId: string;
+      response: Record<number, TSchema>;
+      errors?: ErrorCodes;
+      body?: TSchema;
+      querystring?: TSchema;
+      rate: RateCode | ((req: Req) => RateCode);
+      check?: (req: Req) => void;
+    },
     run: (req: Req, c: Caller, pid: string) => Promise<unknown>,
   ) => {
     const rate = (req: Req) => (typeof opts.rate === 'function' ? opts.rate(req) : opts.rate);
     app.route({
       method,
       url: `/:project_id/auth/v1/${path}`,
-      schema: { tags, summary: opts.summary, security: [{ apiKey: [] }], ...(opts.body ? { body: opts.body } : {}), ...(opts.querystring ? { querystring: opts.querystring } : {}) },
+      schema: {
+        tags,
+        summary: opts.summary,
+        operationId: opts.operationId,
+        security: SUPABASE_SECURITY,
+        response: opts.response,
+        errors: opts.errors,
+        ...(opts.body ? { body: opts.body } : {}),
+        ...(opts.querystring ? { querystring: opts.querystring } : {}),
+      },
       onRequest: async (_req: FastifyRequest, reply: FastifyReply) => {
         reply.header(API_VERSION_HEADER, API_VERSION);
       },
@@ -75,8 +96,21 @@ export function compatAuthRoutes(app: FastifyInstance, dataPlane: DataPlaneServi
     });
   };
   const redirectOf = (req: Req) => req.query.redirect_to;
+  // a request for an email answers {} whether or not the address is registered
+  const emailRequest = {
+    response: { 200: R.Empty },
+    errors: { 422: ['validation_failed', 'email_address_invalid', 'invalid_redirect_url'], 429: ['over_email_send_rate_limit'] },
+  };
 
-  route('POST', 'signup', { summary: 'signUp: register (a session, or the user when email confirmation is required)', body: S.SignUp, querystring: S.RedirectQuery, rate: 'over_email_send_rate_limit' }, async (req, _c, pid) => {
+  route('POST', 'signup', {
+      summary: 'signUp: register (a session, or the user when email confirmation is required)',
+      operationId: 'supabaseSignUp',
+      response: { 200: Type.Union([R.GotrueSession, R.GotrueUser]) },
+      errors: { 409: ['user_already_exists'], 422: ['validation_failed', 'weak_password', 'email_address_invalid', 'invalid_redirect_url'] },
+      body: S.SignUp,
+      querystring: S.RedirectQuery,
+      rate: 'over_email_send_rate_limit',
+    }, async (req, _c, pid) => {
     const b = req.body as S.SignUp;
     noPhone(b.phone);
     noMetadata(b.data);
@@ -90,6 +124,15 @@ export function compatAuthRoutes(app: FastifyInstance, dataPlane: DataPlaneServi
     'token',
     {
       summary: 'signInWithPassword (grant_type=password); refresh_token is refused: Baseplate has no refresh',
+      operationId: 'supabaseToken',
+      response: { 200: R.GotrueSession },
+      errors: {
+        400: ['refresh_token_not_found', 'unsupported_grant_type'],
+        401: ['invalid_credentials'],
+        403: ['email_not_confirmed'],
+        422: ['validation_failed'],
+        429: ['over_request_rate_limit'],
+      },
       body: S.PasswordGrant,
       rate: 'over_request_rate_limit',
       check: (req) => {
@@ -107,7 +150,13 @@ export function compatAuthRoutes(app: FastifyInstance, dataPlane: DataPlaneServi
     },
   );
 
-  route('POST', 'logout', { summary: 'signOut: scope global (default), local or others', rate: 'over_request_rate_limit' }, async (req, c, pid) => {
+  route('POST', 'logout', {
+      summary: 'signOut: scope global (default), local or others',
+      operationId: 'supabaseLogout',
+      response: { 204: R.NoContent },
+      errors: { 401: ['session_not_found'], 422: ['validation_failed'] },
+      rate: 'over_request_rate_limit',
+    }, async (req, c, pid) => {
     const scope = req.query.scope ?? 'global';
     if (scope !== 'global' && scope !== 'local' && scope !== 'others') throw new AppError('validation_failed.compat', { field: 'scope', reason: 'not_allowed', message: "scope is one of 'global', 'local' or 'others'." });
     const s = signedIn(c);
@@ -115,13 +164,21 @@ export function compatAuthRoutes(app: FastifyInstance, dataPlane: DataPlaneServi
     return undefined;
   });
 
-  route('GET', 'user', { summary: 'getUser: the signed-in user', rate: 'over_request_rate_limit' }, async (_req, c) => gotrueUser(signedIn(c).user));
+  route('GET', 'user', { summary: 'getUser: the signed-in user', operationId: 'supabaseGetUser', response: { 200: R.GotrueUser }, errors: { 401: ['session_not_found'] }, rate: 'over_request_rate_limit' }, async (_req, c) => gotrueUser(signedIn(c).user));
 
   route(
     'PUT',
     'user',
     {
       summary: 'updateUser: a new password (current_password, or a sign-in in the last 15 minutes) or an email change (a link to the new address)',
+      operationId: 'supabaseUpdateUser',
+      response: { 200: R.GotrueUser },
+      errors: {
+        401: ['session_not_found'],
+        403: ['invalid_credentials', 'reauthentication_needed'],
+        422: ['validation_failed', 'weak_password', 'email_address_invalid', 'invalid_redirect_url'],
+        429: ['over_request_rate_limit', 'over_email_send_rate_limit'],
+      },
       body: S.UserUpdate,
       querystring: S.RedirectQuery,
       rate: (req) => ((req.body as S.UserUpdate | undefined)?.password !== undefined ? 'over_request_rate_limit' : 'over_email_send_rate_limit'),
@@ -144,7 +201,14 @@ export function compatAuthRoutes(app: FastifyInstance, dataPlane: DataPlaneServi
     },
   );
 
-  route('POST', 'otp', { summary: 'signInWithOtp: a magic-link email (always 200; unknown addresses get nothing)', body: S.Otp, querystring: S.RedirectQuery, rate: 'over_email_send_rate_limit' }, async (req, _c, pid) => {
+  route('POST', 'otp', {
+      summary: 'signInWithOtp: a magic-link email (always 200; unknown addresses get nothing)',
+      operationId: 'supabaseOtp',
+      ...emailRequest,
+      body: S.Otp,
+      querystring: S.RedirectQuery,
+      rate: 'over_email_send_rate_limit',
+    }, async (req, _c, pid) => {
     const b = req.body as S.Otp;
     noPhone(b.phone);
     noMetadata(b.data);
@@ -153,14 +217,28 @@ export function compatAuthRoutes(app: FastifyInstance, dataPlane: DataPlaneServi
     return {};
   });
 
-  route('POST', 'recover', { summary: 'resetPasswordForEmail: a password-reset email (always 200)', body: S.Recover, querystring: S.RedirectQuery, rate: 'over_email_send_rate_limit' }, async (req, _c, pid) => {
+  route('POST', 'recover', {
+      summary: 'resetPasswordForEmail: a password-reset email (always 200)',
+      operationId: 'supabaseRecover',
+      ...emailRequest,
+      body: S.Recover,
+      querystring: S.RedirectQuery,
+      rate: 'over_email_send_rate_limit',
+    }, async (req, _c, pid) => {
     const b = req.body as S.Recover;
     noPkce(b);
     await flows.requestPasswordReset(pid, { email: b.email, redirect_url: redirectOf(req) }, req.ip);
     return {};
   });
 
-  route('POST', 'resend', { summary: "resend: the verification email again (type 'signup'; always 200)", body: S.Resend, querystring: S.RedirectQuery, rate: 'over_email_send_rate_limit' }, async (req, _c, pid) => {
+  route('POST', 'resend', {
+      summary: "resend: the verification email again (type 'signup'; always 200)",
+      operationId: 'supabaseResend',
+      ...emailRequest,
+      body: S.Resend,
+      querystring: S.RedirectQuery,
+      rate: 'over_email_send_rate_limit',
+    }, async (req, _c, pid) => {
     const b = req.body as S.Resend;
     noPhone(b.phone);
     noPkce(b);
@@ -170,7 +248,14 @@ export function compatAuthRoutes(app: FastifyInstance, dataPlane: DataPlaneServi
     return {};
   });
 
-  route('POST', 'verify', { summary: `verifyOtp: use the token of a link Baseplate sent (token_hash; type ${OTP_TYPES})`, body: S.Verify, rate: 'over_request_rate_limit' }, async (req, _c, pid) => {
+  route('POST', 'verify', {
+      summary: `verifyOtp: use the token of a link Baseplate sent (token_hash; type ${OTP_TYPES})`,
+      operationId: 'supabaseVerify',
+      response: { 200: Type.Union([R.GotrueSession, R.GotrueUserEnvelope]) },
+      errors: { 400: ['otp_expired'], 409: ['user_already_exists'], 422: ['validation_failed', 'weak_password'] },
+      body: S.Verify,
+      rate: 'over_request_rate_limit',
+    }, async (req, _c, pid) => {
     const b = req.body as S.Verify;
     noPhone(b.phone);
     const known = ['magiclink', 'email', 'signup', 'recovery', 'email_change'];
@@ -214,7 +299,7 @@ export function compatAuthRoutes(app: FastifyInstance, dataPlane: DataPlaneServi
   app.route({
     method: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
     url: '/:project_id/auth/v1/*',
-    schema: { tags, summary: 'Other GoTrue endpoints: 404 not_supported, naming the feature' },
+    schema: { hide: true, tags, summary: 'Other GoTrue endpoints: 404 not_supported, naming the feature' },
     onRequest: async (_req, reply) => {
       reply.header(API_VERSION_HEADER, API_VERSION);
     },

@@ -7,8 +7,10 @@ import type { DataPlaneService } from '../../../services/data-plane.ts';
 import type { RowService } from '../../../services/rows/rows.ts';
 import type { FunctionService } from '../../../services/functions.ts';
 import { serveNativeRest, serveRest } from '../rest.ts';
-import { HIDDEN_HEADERS, serveInvocation } from '../functions.ts';
+import { HIDDEN_HEADERS, INVOCATION_RESPONSES, serveInvocation } from '../functions.ts';
 import { compatCaller, unsupported } from './gotrue.ts';
+import { restOperation } from '../../rest-docs.ts';
+import { SUPABASE_SECURITY, wildcardPath } from '../../openapi.ts';
 
 // credentials stay with the service on this door too: the function learns its caller from context.auth
 const HIDDEN = new Set([...HIDDEN_HEADERS, 'apikey']);
@@ -18,17 +20,19 @@ export function compatDataRoutes(app: FastifyInstance, dataPlane: DataPlaneServi
   const tags = ['supabase-js compatibility'];
   type Rest = { Params: { project_id: string; table: string } };
 
-  app.route<Rest>({
-    method: [...ALL],
-    url: '/:project_id/rest/v1/:table',
-    schema: { tags, security: [{ apiKey: [] }], summary: 'supabase.from(table): the REST passthrough (apikey header; the user as Authorization: Bearer)' },
-    handler: async (req, reply) => {
-      const { project_id: projectId, table } = req.params;
-      // No table name starts with a digit: /rest/v1/5 is row 5 of a table named v1 (the native route it always was)
-      if (/^\d+$/.test(table)) return serveNativeRest(req, reply, dataPlane, rows, { project_id: projectId, table: 'v1', id: table });
-      return serveRest(req, reply, rows, { guess: null, resolve: () => compatCaller(req, projectId, dataPlane) }, { projectId, table, rowId: null });
-    },
-  });
+  const rest = async (req: FastifyRequest<Rest>, reply: FastifyReply) => {
+    const { project_id: projectId, table } = req.params;
+    // No table name starts with a digit: /rest/v1/5 is row 5 of a table named v1 (the native route it always was)
+    if (/^\d+$/.test(table)) return serveNativeRest(req, reply, dataPlane, rows, { project_id: projectId, table: 'v1', id: table });
+    return serveRest(req, reply, rows, { guess: null, resolve: () => compatCaller(req, projectId, dataPlane) }, { projectId, table, rowId: null });
+  };
+  for (const method of ALL) {
+    // supabase.from(table): the passthrough with the key in `apikey` and the user as Authorization: Bearer
+    const door = { tags, security: SUPABASE_SECURITY, operationId: `supabase${method[0]}${method.slice(1).toLowerCase()}Rows` };
+    // PUT on a collection only answers 405: served, not documented
+    const { schema, config } = method === 'PUT' ? { schema: { hide: true }, config: {} } : restOperation(method, false, door);
+    app.route<Rest>({ method, url: '/:project_id/rest/v1/:table', schema, config, handler: rest });
+  }
 
   const fail = (what: string, hint: string) => async () => {
     throw unsupported(what, hint);
@@ -36,7 +40,8 @@ export function compatDataRoutes(app: FastifyInstance, dataPlane: DataPlaneServi
   app.route({
     method: [...ALL],
     url: '/:project_id/rest/v1/rpc/:fn',
-    schema: { tags, summary: 'supabase.rpc(): 404 not_supported' },
+    // what Baseplate does not have is refused by name, not documented
+    schema: { hide: true, tags, summary: 'supabase.rpc(): 404 not_supported' },
     handler: fail('rpc (calling database functions)', 'Deploy an edge function and call it with supabase.functions.invoke().'),
   });
 
@@ -49,7 +54,15 @@ export function compatDataRoutes(app: FastifyInstance, dataPlane: DataPlaneServi
     app.route<Invoke>({
       method: [...ALL],
       url,
-      schema: { tags, security: [{ apiKey: [] }], summary: 'supabase.functions.invoke(name): the function service (key with the function permission)' },
+      schema: {
+        tags,
+        security: SUPABASE_SECURITY,
+        operationId: url.endsWith('*') ? 'supabaseInvokeFunctionPath' : 'supabaseInvokeFunction',
+        summary: 'supabase.functions.invoke(name): the function service (key with the function permission)',
+        response: INVOCATION_RESPONSES,
+        'x-body-optional': true,
+      },
+      config: wildcardPath(),
       handler: invoke,
     });
   }
@@ -61,7 +74,7 @@ export function compatDataRoutes(app: FastifyInstance, dataPlane: DataPlaneServi
   ];
   for (const [path, what, hint] of features) {
     for (const url of [`/:project_id/${path}/v1`, `/:project_id/${path}/v1/*`]) {
-      app.route({ method: [...ALL], url, schema: { tags, summary: `${what}: 404 not_supported` }, handler: fail(what, hint) });
+      app.route({ method: [...ALL], url, schema: { hide: true, tags, summary: `${what}: 404 not_supported` }, handler: fail(what, hint) });
     }
   }
 }
