@@ -15,6 +15,7 @@ import { keyRoutes } from './http/routes/keys.ts';
 import { policyRoutes } from './http/routes/policies.ts';
 import { endUserRoutes } from './http/routes/end-users.ts';
 import { restRoutes } from './http/routes/rest.ts';
+import { ownerRowRoutes } from './http/routes/owner-rows.ts';
 import { authSettingsRoutes } from './http/routes/auth-settings.ts';
 import { emailConfigRoutes } from './http/routes/email-config.ts';
 import { emailTemplateRoutes } from './http/routes/email-templates.ts';
@@ -151,6 +152,7 @@ function registerRoutes(app: FastifyInstance, config: Config, engine: Engine, se
   projectRoutes(app, services.accounts, services.projects, services.tables);
   keyRoutes(app, services.accounts, services.projects, services.keys);
   policyRoutes(app, services.accounts, services.projects, services.policies);
+  ownerRowRoutes(app, services.accounts, services.projects, services.ownerRows, services.simulator);
   endUserRoutes(app, services.accounts, services.projects, services.endUsers, services.emailFlows, config.maxRows);
   restRoutes(app, services.dataPlane, services.rows);
   authSettingsRoutes(app, services.accounts, services.projects, services.authSettings);

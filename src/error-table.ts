@@ -167,6 +167,14 @@ const VALIDATION = {
     details: { field: 'name', reason: 'invalid_format' },
   },
   'validation_failed.code_too_long': { status: 422, message: 'The code must be at most {{max}} bytes.', details: { field: 'code', reason: 'too_long' } },
+  /** the caller the owner acts as (owner row access, the policy simulator) */
+  'validation_failed.acting_as': { status: 422, message: 'as must be {{allowed}}.', details: { field: 'as', reason: '{{reason}}' } },
+  'validation_failed.not_applicable': { status: 422, message: '{{field}} does not apply here: {{why}}', details: field('not_applicable') },
+  'validation_failed.simulated_insert': {
+    status: 422,
+    message: 'Simulating an INSERT needs values: the candidate row.',
+    details: { field: 'values', reason: 'required' },
+  },
   'validation_failed.subject_one_line': { status: 422, message: 'The subject must be one line.', details: { field: 'subject', reason: 'invalid_format' } },
 } as const satisfies Record<string, ErrorSpec>;
 

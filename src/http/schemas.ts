@@ -165,3 +165,45 @@ export const FunctionDeploy = Type.Object(
   strict,
 );
 export type FunctionDeploy = Static<typeof FunctionDeploy>;
+
+export const OwnerRowsQuery = Type.Object(
+  {
+    as: Type.Optional(
+      Type.String({
+        maxLength: 40,
+        description:
+          'Whom the owner acts as: `owner` (the default: every row, no policy), `anonymous` (an anonymous passthrough caller holding every permission: ' +
+          'every policy applies, $auth.* NULL) or `end_user:{id}` (that end user of the project, read now). Reserved on this route: a column named ' +
+          '`as` is filtered with `and=(as.eq.value)`.',
+      }),
+    ),
+  },
+  { description: 'Every other parameter is the passthrough’s: select, order, limit, offset, on_conflict, columns, and col=op.value filters with or/and/not.' },
+);
+export type OwnerRowsQuery = Static<typeof OwnerRowsQuery>;
+
+export const SimulateBody = Type.Object(
+  {
+    as: Type.String({ maxLength: 40, description: '`anonymous` or `end_user:{id}`' }),
+    operation: Type.String({ maxLength: 10, description: 'SELECT, INSERT, UPDATE or DELETE (any case; returned upper-case)' }),
+    row_ids: Type.Optional(
+      Type.Array(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }), {
+        maxItems: 100,
+        description: 'At most 100 rows to explain (a missing one is reported with exists: false). Not with INSERT, filter or limit.',
+      }),
+    ),
+    filter: Type.Optional(
+      Type.Union([Type.Literal('all'), Type.Literal('visible'), Type.Literal('hidden')], {
+        description: 'Without row_ids: the first `limit` rows by id that the operation allows (visible), refuses or hides (hidden), or any (all, the default).',
+      }),
+    ),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'Without row_ids: how many rows (default 20).' })),
+    values: Type.Optional(
+      Type.Record(Type.String(), Type.Unknown(), {
+        description: 'INSERT (required): the candidate row, completed with defaults as it would be stored. UPDATE: the patch applied to each row for the post-write check. Not with SELECT or DELETE.',
+      }),
+    ),
+  },
+  strict,
+);
+export type SimulateBody = Static<typeof SimulateBody>;

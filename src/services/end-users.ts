@@ -325,7 +325,8 @@ export class EndUserService {
     return this.get(db, userId);
   }
 
-  private async get(db: Db, userId: number): Promise<EndUser> {
+  /** The user as it is now, or 404. */
+  async get(db: Db, userId: number): Promise<EndUser> {
     const row = await db.get<UserRow>(`SELECT ${USER_COLUMNS} FROM ${db.t('_bp_users')} WHERE id = ?`, [userId]);
     if (!row) throw new AppError('not_found', { what: 'end user' });
     return toUser(row);

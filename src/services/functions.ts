@@ -4,8 +4,8 @@
 import { StorageFailure, type Engine } from '../storage/engine.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { AuthContext } from './end-users.ts';
-import type { KeyCaller, Permission } from './keys.ts';
-import type { RestRequest, RowService } from './rows/rows.ts';
+import type { KeyCaller } from './keys.ts';
+import { TABLE_PERMISSIONS, type RestRequest, type RowService } from './rows/rows.ts';
 import { AppError } from '../errors.ts';
 import { NAME_RE } from '../lib/validate.ts';
 import { FunctionFailure, FunctionInvalid, type FunctionRequest, type FunctionResponse } from '../functions/sandbox.ts';
@@ -21,8 +21,6 @@ export interface FunctionInfo {
 }
 
 const OPS: Record<string, RestRequest['method']> = { select: 'GET', insert: 'POST', update: 'PATCH', delete: 'DELETE' };
-// a function reads and writes tables as its caller; RLS decides which rows
-const TABLE_PERMISSIONS: ReadonlySet<Permission> = new Set(['select', 'insert', 'update', 'delete']);
 
 function checkName(name: string): string {
   if (!NAME_RE.test(name)) throw new AppError('validation_failed.function_name');
@@ -107,6 +105,7 @@ export class FunctionService {
 
   async invoke(projectId: string, name: string, request: FunctionRequest, key: KeyCaller, auth: AuthContext | null): Promise<FunctionResponse> {
     const fn = await this.get(projectId, name);
+    // a function reads and writes tables as its caller; RLS decides which rows
     const caller: KeyCaller = { keyId: key.keyId, permissions: TABLE_PERMISSIONS };
     const bridge = async (json: string): Promise<string> => JSON.stringify(await this.dbCall(projectId, caller, auth, json));
     try {

@@ -11,6 +11,8 @@ import { KeyService } from './keys.ts';
 import { EndUserService } from './end-users.ts';
 import { PolicyService, type PolicyLog } from './policies.ts';
 import { RowService } from './rows/rows.ts';
+import { OwnerRowService } from './rows/owner-rows.ts';
+import { PolicySimulator } from './rows/simulator.ts';
 import { ProjectSchemaCache } from './project-schema.ts';
 import { DataPlaneService } from './data-plane.ts';
 import { AuthSettingsService } from './auth-settings.ts';
@@ -34,6 +36,8 @@ export interface Services {
   endUsers: EndUserService;
   policies: PolicyService;
   rows: RowService;
+  ownerRows: OwnerRowService;
+  simulator: PolicySimulator;
   dataPlane: DataPlaneService;
   authSettings: AuthSettingsService;
   emailConfig: EmailConfigService;
@@ -92,6 +96,8 @@ export function buildServices(engine: Engine, config: Config, clock: Clock, opts
     endUsers,
     policies,
     rows,
+    ownerRows: new OwnerRowService(engine, schemas, endUsers, rows),
+    simulator: new PolicySimulator(engine, schemas, policies, endUsers, clock),
     functions: new FunctionService(
       engine,
       clock,

@@ -6,7 +6,7 @@ import type { Clock } from '../lib/clock.ts';
 import { newId, isId } from '../lib/ids.ts';
 import { AppError } from '../errors.ts';
 import { charLength } from '../lib/validate.ts';
-import { PolicyError, validatePolicy, type ColumnInfo, type TypedExpr } from '../policy-language/index.ts';
+import { PolicyError, validatePolicy, type ColumnInfo, type CompileContext, type TypedExpr } from '../policy-language/index.ts';
 import type { TableInfo, TableService } from './tables.ts';
 import type { AuthContext } from './end-users.ts';
 import type { Operation } from './rows/rows.ts';
@@ -57,11 +57,14 @@ export function columnsOf(table: TableInfo): ColumnInfo[] {
   return [{ name: 'id', type: 'integer' }, ...table.columns.map((c) => ({ name: c.name, type: c.type }))];
 }
 
-function invalidExpression(err: PolicyError): AppError {
+const CACHE_LIMIT = 2000;
+
+/** What a stored policy that no longer validates compiles to: it matches no rows. */
+export const NO_MATCH: Sql = { sql: '1=0', params: [] };
+
+export function invalidExpression(err: PolicyError): AppError {
   return new AppError('invalid_expression', { message: err.message, offending: err.offending, position: err.position });
 }
-
-const CACHE_LIMIT = 2000;
 
 export class PolicyService {
   // Validation is a pure function of (expression, column set): memoised, so applying a policy
@@ -111,9 +114,14 @@ export class PolicyService {
 
   async list(projectId: string, tableId: string): Promise<Policy[]> {
     const { db, info } = await this.table(projectId, tableId);
+    return this.ofTable(db, info.id);
+  }
+
+  /** Every policy of a table, enabled or not, in the order they apply. */
+  async ofTable(db: Db, tableId: string): Promise<Policy[]> {
     const rows = await db.all<PolicyRow>(
       `SELECT id, name, operation, expression, enabled, created_at FROM ${db.t('_bp_policies')} WHERE table_id = ? ORDER BY created_at, id`,
-      [info.id],
+      [tableId],
     );
     return rows.map(toPolicy);
   }
@@ -215,22 +223,28 @@ export class PolicyService {
 
   private combine(table: TableInfo, rows: { id: string; expression: string }[], auth: AuthContext | null, now: Date): Sql | null {
     if (rows.length === 0) return null;
-    const columns = columnsOf(table);
-    const parts: Sql[] = [];
-    for (const r of rows) {
-      const v = this.validate(r.expression, columns);
-      if (v instanceof PolicyError) {
-        const key = `${r.id}\u0000${r.expression}\u0000${columns.map((c) => c.name).join(',')}`;
-        if (!this.logged.has(key)) {
-          this.logged.add(key);
-          this.log.warn({ policy_id: r.id, table: table.name, offending: v.offending, position: v.position }, 'stored RLS policy no longer validates; it matches no rows');
-        }
-        parts.push({ sql: '1=0', params: [] });
-        continue;
+    const parts = rows.map((r) => {
+      const applied = this.apply(table, r, { auth, now });
+      if (!(applied instanceof PolicyError)) return applied;
+      const key = `${r.id}\u0000${r.expression}\u0000${columnsOf(table).map((c) => c.name).join(',')}`;
+      if (!this.logged.has(key)) {
+        this.logged.add(key);
+        this.log.warn({ policy_id: r.id, table: table.name, offending: applied.offending, position: applied.position }, 'stored RLS policy no longer validates; it matches no rows');
       }
-      const compiled = this.engine.dialect.compilePolicy(v, { auth, now });
-      parts.push({ sql: compiled.sql, params: compiled.params as Sql['params'] });
-    }
+      return NO_MATCH;
+    });
     return { sql: parts.map((p) => `(${p.sql})`).join(' OR '), params: parts.flatMap((p) => p.params) };
+  }
+
+  /**
+   * One stored policy compiled for a caller (`ctx.columnRef` may point its columns elsewhere than
+   * the table's own, as the policy simulator does for the values a write would store), or the
+   * error it no longer validates with: such a policy matches no rows (NO_MATCH).
+   */
+  apply(table: TableInfo, policy: { expression: string }, ctx: CompileContext): Sql | PolicyError {
+    const v = this.validate(policy.expression, columnsOf(table));
+    if (v instanceof PolicyError) return v;
+    const compiled = this.engine.dialect.compilePolicy(v, ctx);
+    return { sql: compiled.sql, params: compiled.params as Sql['params'] };
   }
 }

@@ -65,6 +65,11 @@ export interface Dialect {
   readonly generatedId: string;
   /** After rows were inserted with explicit ids: keep the id generator ahead of them. */
   afterExplicitIds(db: Db, table: string): Promise<void>;
+  /**
+   * The id the next generated row of table `name` would get, read without advancing the generator
+   * (the policy simulator's INSERT; a concurrent insert may take it first).
+   */
+  nextId(db: Db, name: string): Promise<number>;
 }
 
 export interface Engine {

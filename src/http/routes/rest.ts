@@ -3,7 +3,7 @@
 // a read by credentials seen before need not resolve it at all (services/rows/guarded-read.ts).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { CallerGuess, DataPlaneCaller, DataPlaneService } from '../../services/data-plane.ts';
-import type { RowService, RestRequest, RestResponse } from '../../services/rows/rows.ts';
+import type { RowService, RestRequestParts, RestTarget, RestResponse } from '../../services/rows/rows.ts';
 import { StaleGuess } from '../../services/data-plane.ts';
 import { StorageFailure, StoreMissing } from '../../storage/engine.ts';
 import { userToken } from '../data-plane-auth.ts';
@@ -23,23 +23,31 @@ export async function serveRest(
   caller: { guess: CallerGuess | null; resolve: () => Promise<DataPlaneCaller> },
   target: { projectId: string; table: string; rowId: string | null },
 ): Promise<FastifyReply> {
+  const request = { ...target, ...restRequestOf(req) };
+  const res = await handleGuessed(rows, request, caller.guess) ?? await rows.handle({ ...request, ...(await caller.resolve()) });
+  return sendRest(reply, res);
+}
+
+/** What a passthrough-shaped request (this one, or the owner's row routes) asks, whichever table it names. */
+export function restRequestOf(req: FastifyRequest): RestRequestParts {
   const qs = req.url.indexOf('?');
-  const request = {
-    ...target,
-    method: req.method as RestRequest['method'],
+  return {
+    method: req.method as RestTarget['method'],
     query: new URLSearchParams(qs >= 0 ? req.url.slice(qs + 1) : ''),
     prefer: req.headers.prefer,
     accept: req.headers.accept,
     range: typeof req.headers.range === 'string' ? req.headers.range : undefined,
     body: req.body,
   };
-  const res = await handleGuessed(rows, request, caller.guess) ?? await rows.handle({ ...request, ...(await caller.resolve()) });
+}
+
+export function sendRest(reply: FastifyReply, res: RestResponse): FastifyReply {
   for (const [k, v] of Object.entries(res.headers)) reply.header(k, v);
   return reply.status(res.status).send(res.body);
 }
 
 /** The answer under a guessed caller, or null when there is none or its guard did not hold. */
-async function handleGuessed(rows: RowService, request: Omit<RestRequest, 'key' | 'auth'>, guess: CallerGuess | null): Promise<RestResponse | null> {
+async function handleGuessed(rows: RowService, request: RestTarget, guess: CallerGuess | null): Promise<RestResponse | null> {
   if (!guess || (request.method !== 'GET' && request.method !== 'HEAD')) return null;
   try {
     return await rows.handle({ ...request, ...guess.caller, guess });

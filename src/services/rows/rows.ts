@@ -28,7 +28,8 @@ import { maxShownRows, tally, tooManyRows } from './tally.ts';
 
 export type { Operation };
 
-export interface RestRequest {
+/** What a request asks of a table, whoever asks it. */
+export interface RestTarget {
   projectId: string;
   table: string;
   rowId: string | null;
@@ -38,13 +39,27 @@ export interface RestRequest {
   accept: string | undefined;
   range: string | undefined;
   body: unknown;
-  key: KeyCaller;
-  auth: AuthContext | null;
   /** the project's schema version, read with the credentials; absent: read now (project-schema.ts) */
   version?: number;
   /** a read that assumes the caller and version above: its statement checks them (data-plane.ts) */
   guess?: CallerGuess;
 }
+
+/** What a request asks, whichever table it names. */
+export type RestRequestParts = Pick<RestTarget, 'method' | 'query' | 'prefer' | 'accept' | 'range' | 'body'>;
+
+/**
+ * Who acts. A data-plane caller (`kind` absent or `key`: the passthrough, functions) has its API
+ * key's permissions, under the table's policies for `auth`. The project's owner on the platform API
+ * (`owner`, services/rows/owner-rows.ts) holds every table permission and acts either as a caller of
+ * the passthrough (`policies: true`, `auth` that caller: anonymous or an end user) or as itself
+ * (`policies: false`, `auth` null): every row, and no policy applies.
+ */
+export type RowCaller =
+  | { kind?: 'key'; key: KeyCaller; auth: AuthContext | null }
+  | { kind: 'owner'; policies: boolean; auth: AuthContext | null };
+
+export type RestRequest = RestTarget & RowCaller;
 
 export interface RestResponse {
   status: number;
@@ -62,6 +77,14 @@ const PERMISSION_OF: Record<RestRequest['method'], Permission> = {
   PUT: 'update',
   DELETE: 'delete',
 };
+
+/** Every table permission: what functions' context.db and the owner hold. */
+export const TABLE_PERMISSIONS: ReadonlySet<Permission> = new Set(['select', 'insert', 'update', 'delete']);
+
+const permissionsOf = (r: RowCaller): ReadonlySet<Permission> => (r.kind === 'owner' ? TABLE_PERMISSIONS : r.key.permissions);
+
+/** The row filters of a caller no policy restricts: every operation open. */
+const NO_POLICIES = () => null;
 
 const notSingle = (n: number) => new AppError('not_single', { rows: n });
 const needsSelect = (why: string) => new AppError('insufficient_permission.select', { why });
@@ -94,12 +117,13 @@ export class RowService {
 
   async handle(r: RestRequest): Promise<RestResponse> {
     const needed = PERMISSION_OF[r.method];
-    if (!r.key.permissions.has(needed)) throw new AppError('insufficient_permission', { permission: needed });
+    if (!permissionsOf(r).has(needed)) throw new AppError('insufficient_permission', { permission: needed });
     const schema = await this.schemas.get(r.projectId, r.version);
     const table = schema.tables.get(r.table);
     if (!table) throw new AppError('not_found', { what: 'table' });
     const db = await this.engine.data(r.projectId, schema.version);
-    const scope = new Scope(db, table, this.engine, this.policies.rowFilters(schema.policies.get(table.id) ?? [], table, r.auth), r.auth);
+    const filters = r.kind === 'owner' && !r.policies ? NO_POLICIES : this.policies.rowFilters(schema.policies.get(table.id) ?? [], table, r.auth);
+    const scope = new Scope(db, table, this.engine, filters, r.auth);
     const q = parseQuery(r.query, [...scope.types].map(([name, type]) => ({ name, type })));
     const prefer = parsePrefer(r.prefer);
     const single = (r.accept ?? '').toLowerCase().includes(OBJECT_MEDIA);
@@ -137,7 +161,7 @@ export class RowService {
    * work (even 406 against 200, or 404 against 204, would tell whether a filter matched). (Counts
    * and representations are left out of blind writes where they are produced.) */
   private refuseBlindReads(r: RestRequest, q: ParsedQuery, rowId: number | null, single: boolean): void {
-    if (r.key.permissions.has('select')) return;
+    if (permissionsOf(r).has('select')) return;
     if (single) throw needsSelect('A single-object response returns the written row.');
     if (rowId !== null && q.filter && r.method !== 'POST') throw needsSelect('A filter on a single-row write tells whether the row matches it.');
   }
@@ -199,7 +223,7 @@ export class RowService {
   /** The rows to return after a write, if any: representation asked (or the default) and `select` held. */
   private show(q: ParsedQuery, prefer: Prefer, r: RestRequest, shape: ReplyShape): { select: SelectItem[] | null } | null {
     const wanted = (prefer.return ?? shape.defaultReturn) === 'representation';
-    return wanted && r.key.permissions.has('select') ? { select: q.select } : null;
+    return wanted && permissionsOf(r).has('select') ? { select: q.select } : null;
   }
 
   /** The rows a PATCH, PUT or DELETE touches: its id and filters (ANDed), the operation's policies
@@ -234,7 +258,7 @@ export class RowService {
   /** Preference-Applied lists what the answer honours: no representation and no count without
    * `select`; resolution and missing only where rows are inserted. */
   private applied(prefer: Prefer, r: RestRequest): string[] {
-    const canRead = r.key.permissions.has('select');
+    const canRead = permissionsOf(r).has('select');
     const applied: string[] = [];
     if (prefer.return && (prefer.return !== 'representation' || canRead)) applied.push(`return=${prefer.return}`);
     if (prefer.count === 'exact' && canRead) applied.push('count=exact');
@@ -265,7 +289,7 @@ export class RowService {
    */
   private async insert(scope: Scope, q: ParsedQuery, prefer: Prefer, r: RestRequest, single: boolean): Promise<RestResponse> {
     const merge = prefer.resolution === 'merge-duplicates';
-    if (merge && !r.key.permissions.has('update'))
+    if (merge && !permissionsOf(r).has('update'))
       throw new AppError('insufficient_permission.upsert');
     const { rows: body } = parseBodyRows(r.body);
     const shape: ReplyShape = { status: 201, defaultReturn: 'representation', single };

@@ -48,6 +48,11 @@ export const postgresDialect: Dialect = {
       [`baseplate:ids:${table}`, table],
     );
   },
+  // an identity sequence that was never called starts at 1 (pg_sequence_last_value is NULL then)
+  nextId: async (db, name) => {
+    const row = await db.get<{ n: number | string }>(`SELECT COALESCE(pg_sequence_last_value(CAST(pg_get_serial_sequence(?, 'id') AS regclass)) + 1, 1) AS n`, [db.t(name)]);
+    return Number(row!.n);
+  },
 };
 
 export const PLATFORM_SCHEMA = 'baseplate';

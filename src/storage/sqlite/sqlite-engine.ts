@@ -56,6 +56,14 @@ export const sqliteDialect: Dialect = {
   decodeValue,
   generatedId: 'NULL', // a NULL for an INTEGER PRIMARY KEY is the next rowid
   afterExplicitIds: async () => undefined, // AUTOINCREMENT already continues after the largest id
+  // AUTOINCREMENT takes one past the larger of the largest id ever used and the largest present
+  nextId: async (db, name) => {
+    const row = await db.get<{ n: number | bigint }>(
+      `SELECT max(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = ?), 0), COALESCE((SELECT max("id") FROM ${db.t(name)}), 0)) + 1 AS n`,
+      [name],
+    );
+    return Number(row!.n);
+  },
 };
 
 export interface SqliteEngineOptions {
