@@ -4,12 +4,14 @@ import { api } from '../api/client.ts';
 import { endSession } from '../api/session.ts';
 import { revokeTestKeys } from '../lib/test-keys.ts';
 import { Link } from './Link.tsx';
+import { navigate } from '../lib/router.ts';
 
 async function signOut(): Promise<void> {
   // best effort: the token is forgotten here whatever the server answers
   await revokeTestKeys().catch(() => undefined);
   await api.post('/auth/logout').catch(() => undefined);
   endSession();
+  navigate('/console/sign-in'); // a chosen sign-out comes back to no page in particular
 }
 
 export function Shell({ account, children }: { account: Account; children: ComponentChildren }) {

@@ -40,11 +40,6 @@ export function StepList({ steps, current }: { steps?: Step[]; current?: number 
                 {s.action.label}
               </Link>
             )}
-            {s.action && (s.done || i !== next) && (
-              <Link href={s.action.href} class="small">
-                {s.action.label}
-              </Link>
-            )}
           </div>
         </li>
       ))}

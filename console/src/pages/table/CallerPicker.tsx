@@ -72,7 +72,7 @@ export function CallerPicker({ projectId, value, onChange, allowOwner, label = '
           </label>
           <input id={`${id}-search`} type="search" placeholder="Find by email" value={search} onInput={(e) => setSearch(e.currentTarget.value)} />
           <label for={`${id}-user`} class="visually-hidden">
-            End user
+            Which end user
           </label>
           <select id={`${id}-user`} value={uid === null ? '' : String(uid)} onChange={(e) => e.currentTarget.value && onChange(`end_user:${Number(e.currentTarget.value)}`)}>
             {uid === null && <option value="">choose an end user…</option>}

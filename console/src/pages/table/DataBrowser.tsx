@@ -30,6 +30,8 @@ export function callerLabel(c: Caller): string {
 interface Page {
   rows: Row[];
   total: number | null;
+  /** the query these rows answer (the screen shows data-query and data-want: equal once settled) */
+  query: string;
 }
 
 export function DataBrowser({ table }: { table: Table }) {
@@ -44,14 +46,15 @@ export function DataBrowser({ table }: { table: Table }) {
   const [deleting, setDeleting] = useState<Row | null>(null);
   const path = `/projects/${seg(project.id)}/tables/${seg(table.id)}/rows`;
 
+  const q = new URLSearchParams({ as: caller, limit: String(limit), offset: String(offset) });
+  if (sort) q.set('order', `${sort.column}.${sort.dir}`);
+  for (const f of filters) q.append(...filterParam(f));
+  const query = q.toString();
   const page = useLoad(async (): Promise<Page> => {
-    const q = new URLSearchParams({ as: caller, limit: String(limit), offset: String(offset) });
-    if (sort) q.set('order', `${sort.column}.${sort.dir}`);
-    for (const f of filters) q.append(...filterParam(f));
-    const res = await call<Row[]>('GET', path, { query: q, headers: { prefer: 'count=exact' } });
+    const res = await call<Row[]>('GET', path, { query: new URLSearchParams(query), headers: { prefer: 'count=exact' } });
     const total = res.headers.get('content-range')?.split('/')[1];
-    return { rows: res.data, total: total && total !== '*' ? Number(total) : null };
-  }, [path, caller, filters, sort, limit, offset]);
+    return { rows: res.data, total: total && total !== '*' ? Number(total) : null, query };
+  }, [path, query]);
 
   const setCaller = (c: Caller) => {
     setOffset(0);
@@ -60,14 +63,14 @@ export function DataBrowser({ table }: { table: Table }) {
   const write = async (method: 'POST' | 'PATCH', values: Record<string, unknown>, row?: Row) => {
     const target = row ? `${path}/${row.id}` : path;
     await call(method, target, { query: { as: caller }, body: values, headers: { prefer: 'return=representation' } });
+    await page.reload();
     notify(row ? `Row ${row.id} saved.` : 'Row inserted.');
     setEditing(null);
-    await page.reload();
   };
   const data = page.data;
   const label = callerLabel(caller);
   return (
-    <div class="data-browser">
+    <div class="data-browser" aria-busy={page.loading} data-want={query} data-query={page.data?.query}>
       <div class="browser-controls">
         <CallerPicker projectId={project.id} value={caller} onChange={setCaller} allowOwner />
         <FilterBar

@@ -43,10 +43,10 @@ export function DataGrid({ table, rows, sort, onSort, onEdit, onDelete, busy }: 
                   {c.type === 'json' ? (
                     <span class="mono">{c.name}</span>
                   ) : (
-                    <button type="button" class="sort mono" onClick={() => onSort(nextSort(sort, c.name))}>
+                    // the name is the column's; aria-sort on the header says how it is sorted
+                    <button type="button" class="sort mono" title={`Sort by ${c.name}`} onClick={() => onSort(nextSort(sort, c.name))}>
                       {c.name}
                       <span aria-hidden="true">{dir === 'asc' ? ' ▲' : dir === 'desc' ? ' ▼' : ''}</span>
-                      <span class="visually-hidden">, sort</span>
                     </button>
                   )}
                   <span class="col-type">{c.type}</span>

@@ -97,11 +97,11 @@ export function Simulator({ table }: { table: Table }) {
               ))}
             </div>
             {which === 'ids' ? (
-              <Field id="sim-ids" label="Row ids" error={fieldError(run.error, 'row_ids')}>
+              <Field key="ids" id="sim-ids" label="Row ids" error={fieldError(run.error, 'row_ids')}>
                 <input {...inputProps('sim-ids', fieldError(run.error, 'row_ids'))} class="mono" value={ids} onInput={(e) => setIds(e.currentTarget.value)} placeholder="1, 2, 7" />
               </Field>
             ) : (
-              <Field id="sim-limit" label="How many (by id)" error={fieldError(run.error, 'limit')}>
+              <Field key="limit" id="sim-limit" label="How many (by id)" error={fieldError(run.error, 'limit')}>
                 <input {...inputProps('sim-limit', fieldError(run.error, 'limit'))} type="number" min={1} max={100} value={limit} onInput={(e) => setLimit(e.currentTarget.value)} />
               </Field>
             )}
