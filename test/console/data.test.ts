@@ -21,7 +21,7 @@ await describeConsole('console: tables, rows as each caller, policies and the si
     });
   const titles = async () => {
     await settled();
-    return (await page.locator('table.grid tbody tr td:nth-child(2)').allTextContents()).map((s) => s.trim());
+    return (await page.locator('table.grid tbody tr td:nth-child(3)').allTextContents()).map((s) => s.trim());
   };
   const viewAs = async (who: 'Owner' | 'Anonymous' | string) => {
     if (who === 'Owner' || who === 'Anonymous') await page.getByRole('radio', { name: who }).check();
@@ -128,7 +128,7 @@ await describeConsole('console: tables, rows as each caller, policies and the si
     await viewAs('Owner');
     await (await insertRow({ title: 'owner row' })).waitFor({ state: 'detached' });
     await viewAs('ada@example.com');
-    await page.getByText('What end user').waitFor();
+    await page.getByText('What ada@example.com reads').waitFor();
     await (await insertRow({ title: 'ada task', meta: '{"tags": ["home"]}' })).waitFor({ state: 'detached' });
     await viewAs('bob@example.com');
     await (await insertRow({ title: 'bob task' })).waitFor({ state: 'detached' });
@@ -166,7 +166,7 @@ await describeConsole('console: tables, rows as each caller, policies and the si
     assert.equal((await run.api('GET', `/projects/${pid}/tables/${tableId}/rows?title=eq.forged`, { token: await token() })).body.length, 0);
   });
 
-  test('edit and delete as an end user; a row outside their policies is not theirs to touch', async () => {
+  test('edit and delete as an end user, under the policies', async () => {
     await viewAs('ada@example.com');
     await page.getByRole('button', { name: 'Edit row', exact: false }).first().click();
     const dialog = page.getByRole('dialog', { name: /Edit row/ });
@@ -177,7 +177,7 @@ await describeConsole('console: tables, rows as each caller, policies and the si
     assert.deepEqual(await titles(), ['ada task, edited']);
     await page.getByRole('button', { name: /^Delete row/ }).first().click();
     await page.getByRole('dialog', { name: /Delete row/ }).getByRole('button', { name: 'Delete row' }).click();
-    await page.getByText('No rows visible to end user').waitFor();
+    await page.getByText('No rows visible to ada@example.com').waitFor();
     const left = (await run.api('GET', `/projects/${pid}/tables/${tableId}/rows?order=id`, { token: await token() })).body.map((r: { title: string }) => r.title);
     assert.deepEqual(left, ['owner row', 'bob task', 'dup 1']);
   });

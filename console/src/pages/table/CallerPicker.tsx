@@ -11,6 +11,8 @@ interface Props {
   onChange: (c: Caller) => void;
   allowOwner: boolean;
   label?: string;
+  /** told the chosen end user's email once it is known */
+  onEmail?: (email: string) => void;
 }
 
 export function userIdOf(c: Caller): number | null {
@@ -32,11 +34,13 @@ function useEndUsers(projectId: string, search: string) {
   return users;
 }
 
-export function CallerPicker({ projectId, value, onChange, allowOwner, label = 'View as' }: Props) {
+export function CallerPicker({ projectId, value, onChange, allowOwner, label = 'View as', onEmail }: Props) {
   const id = useId();
   const [search, setSearch] = useState('');
   const users = useEndUsers(projectId, search);
   const uid = userIdOf(value);
+  const email = users?.find((u) => u.id === uid)?.email;
+  useEffect(() => void (email && onEmail?.(email)), [email]);
   const kind = uid !== null ? 'end_user' : value;
   const pickKind = (k: string) => {
     if (k !== 'end_user') return onChange(k as Caller);

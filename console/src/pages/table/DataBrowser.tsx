@@ -22,9 +22,8 @@ function callerOf(raw: string | null): Caller {
   return 'owner';
 }
 
-export function callerLabel(c: Caller): string {
-  const uid = userIdOf(c);
-  return c === 'owner' ? 'the owner (no policies)' : c === 'anonymous' ? 'an anonymous caller' : `end user #${uid}`;
+export function callerLabel(c: Caller, emails: Record<string, string>): string {
+  return c === 'owner' ? 'the owner (no policies)' : c === 'anonymous' ? 'an anonymous caller' : (emails[c] ?? `end user #${userIdOf(c)}`);
 }
 
 interface Page {
@@ -44,6 +43,7 @@ export function DataBrowser({ table }: { table: Table }) {
   const [offset, setOffset] = useState(0);
   const [editing, setEditing] = useState<Row | 'new' | null>(null);
   const [deleting, setDeleting] = useState<Row | null>(null);
+  const [emails, setEmails] = useState<Record<string, string>>({});
   const path = `/projects/${seg(project.id)}/tables/${seg(table.id)}/rows`;
 
   const q = new URLSearchParams({ as: caller, limit: String(limit), offset: String(offset) });
@@ -68,11 +68,11 @@ export function DataBrowser({ table }: { table: Table }) {
     setEditing(null);
   };
   const data = page.data;
-  const label = callerLabel(caller);
+  const label = callerLabel(caller, emails);
   return (
     <div class="data-browser" aria-busy={page.loading} data-want={query} data-query={page.data?.query}>
       <div class="browser-controls">
-        <CallerPicker projectId={project.id} value={caller} onChange={setCaller} allowOwner />
+        <CallerPicker projectId={project.id} value={caller} onChange={setCaller} allowOwner onEmail={(e) => setEmails((m) => ({ ...m, [caller]: e }))} />
         <FilterBar
           table={table}
           onApply={(f) => {

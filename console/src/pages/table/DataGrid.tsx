@@ -36,6 +36,9 @@ export function DataGrid({ table, rows, sort, onSort, onEdit, onDelete, busy }: 
         <caption class="visually-hidden">Rows of {table.name}</caption>
         <thead>
           <tr>
+            <th scope="col">
+              <span class="visually-hidden">Actions</span>
+            </th>
             {table.columns.map((c) => {
               const dir = sort?.column === c.name ? sort.dir : null;
               return (
@@ -53,20 +56,12 @@ export function DataGrid({ table, rows, sort, onSort, onEdit, onDelete, busy }: 
                 </th>
               );
             })}
-            <th scope="col">
-              <span class="visually-hidden">Actions</span>
-            </th>
           </tr>
         </thead>
         <tbody>
           {rows.map((r) => (
             <tr key={r.id}>
-              {table.columns.map((c) => (
-                <td key={c.name} class={c.type === 'text' || c.type === 'json' ? 'text' : 'mono'}>
-                  <Cell value={r[c.name]} />
-                </td>
-              ))}
-              <td class="row-actions">
+              <td class="row-actions first">
                 <button type="button" class="ghost small-button" onClick={() => onEdit(r)}>
                   Edit<span class="visually-hidden"> row {r.id}</span>
                 </button>
@@ -74,6 +69,11 @@ export function DataGrid({ table, rows, sort, onSort, onEdit, onDelete, busy }: 
                   Delete<span class="visually-hidden"> row {r.id}</span>
                 </button>
               </td>
+              {table.columns.map((c) => (
+                <td key={c.name} class={c.type === 'text' || c.type === 'json' ? 'text' : 'mono'}>
+                  <Cell value={r[c.name]} />
+                </td>
+              ))}
             </tr>
           ))}
         </tbody>

@@ -23,6 +23,7 @@ export function FilterBar({ table, onApply }: { table: Table; onApply: (f: Filte
         onApply(filters);
       }}
     >
+      <p class="small muted filter-title">{filters.length ? 'Rows matching every filter:' : 'No filters: every row the caller may read.'}</p>
       {filters.map((f, i) => {
         const col = table.columns.find((c) => c.name === f.column);
         const ops = operatorsFor(col);
