@@ -15,11 +15,13 @@ export function CopyButton({ text, label = 'Copy', selectId }: { text: string; l
     }
   };
   return (
-    <button type="button" class="secondary" onClick={copy}>
-      {state === 'copied' ? 'Copied' : state === 'select' ? 'Selected: press Ctrl+C' : label}
+    <>
+      <button type="button" class="secondary" onClick={copy}>
+        {state === 'copied' ? 'Copied' : state === 'select' ? 'Selected: press Ctrl+C' : label}
+      </button>
       <span class="visually-hidden" aria-live="polite">
         {state === 'copied' ? 'Copied to the clipboard' : ''}
       </span>
-    </button>
+    </>
   );
 }

@@ -32,12 +32,13 @@ export function toDef(d: ColumnDraft): { def: ColumnDef } | { error: string } {
   return { def };
 }
 
-/** The row a server error is about: `columns[2].default`, `add_columns[0].name`, or details.column. */
+/** The row a server error is about: `columns[2].default`, `add_columns.pinned`, or details.column. */
 export function draftIndexOf(error: ApiError | null, prefix: string, drafts: ColumnDraft[]): number {
   if (!error) return -1;
-  const m = new RegExp(`^${prefix}\\[(\\d+)\\]`).exec(error.field ?? '');
+  const field = error.field ?? '';
+  const m = new RegExp(`^${prefix}\\[(\\d+)\\]`).exec(field);
   if (m) return Number(m[1]);
-  const col = (error.details as { column?: string } | null)?.column;
+  const col = field.startsWith(`${prefix}.`) ? field.slice(prefix.length + 1) : (error.details as { column?: string } | null)?.column;
   return col ? drafts.findIndex((d) => d.name.trim() === col) : -1;
 }
 

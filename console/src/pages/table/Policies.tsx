@@ -80,13 +80,21 @@ function PolicyRow({ table, policy, reload }: { table: Table; policy: Policy; re
   const [editing, setEditing] = useState(false);
   const [deleting, setDeleting] = useState(false);
   const path = `/projects/${seg(project.id)}/tables/${seg(table.id)}/rls-policies/${seg(policy.policy_id)}`;
+  // shown at once; put back if the server refuses
+  const [enabled, setEnabled] = useState(policy.enabled);
   const toggle = useAction(async (on: boolean) => {
-    await api.patch(path, { enabled: on });
+    setEnabled(on);
+    try {
+      await api.patch(path, { enabled: on });
+    } catch (err) {
+      setEnabled(!on);
+      throw err;
+    }
     notify(`Policy ${policy.name} ${on ? 'enabled' : 'disabled'}.`);
     reload();
   });
   return (
-    <tr class={policy.enabled ? '' : 'disabled'}>
+    <tr class={enabled ? '' : 'disabled'}>
       <td>{policy.name}</td>
       <td>
         <span class="badge">{policy.operation}</span>
@@ -94,8 +102,8 @@ function PolicyRow({ table, policy, reload }: { table: Table; policy: Policy; re
       <td class="mono expr-cell">{policy.expression}</td>
       <td>
         <label class="switch">
-          <input type="checkbox" checked={policy.enabled} disabled={toggle.busy} onChange={(e) => void toggle.run(e.currentTarget.checked)} />
-          <span>{policy.enabled ? 'Enabled' : 'Disabled'}</span>
+          <input type="checkbox" checked={enabled} disabled={toggle.busy} onChange={(e) => void toggle.run(e.currentTarget.checked)} />
+          <span>{enabled ? 'Enabled' : 'Disabled'}</span>
           <span class="visually-hidden"> ({policy.name})</span>
         </label>
         <ErrorBox error={toggle.error} />
@@ -171,7 +179,7 @@ export function Policies({ table, policies }: { table: Table; policies: Loaded<P
             </thead>
             <tbody>
               {list.map((p) => (
-                <PolicyRow key={p.policy_id} table={table} policy={p} reload={reload} />
+                <PolicyRow key={`${p.policy_id}-${p.enabled}`} table={table} policy={p} reload={reload} />
               ))}
             </tbody>
           </table>

@@ -23,7 +23,8 @@ export function TablePage({ tableId, tab }: { tableId: string; tab: string }) {
   const table = project.tables.find((t) => t.id === tableId);
   const label = TABS.find(([k]) => k === tab)?.[1];
   useTitle(`${table?.name ?? 'Table'}${label ? ` · ${label}` : ''} · ${project.name}`);
-  const policies = useLoad(() => api.get<Policy[]>(`/projects/${seg(project.id)}/tables/${seg(tableId)}/rls-policies`), [project.id, tableId]);
+  // read again on every tab: the simulator and the no-policy warning must not show a stale list
+  const policies = useLoad(() => api.get<Policy[]>(`/projects/${seg(project.id)}/tables/${seg(tableId)}/rls-policies`), [project.id, tableId, tab]);
   if (!table || !label) return <NotFound what="table" />;
   const tbase = `${base}/tables/${table.id}`;
   const enabled = policies.data?.filter((p) => p.enabled).length;
