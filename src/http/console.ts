@@ -1,6 +1,6 @@
 // The owner console (console/, built into dist/console/ by the install step): a single-page app
-// served at / and /console/*. Its files are read once at start-up, with their gzip form and an
-// ETag. Hashed files under assets/ are cached for a year; index.html and the rest are revalidated
+// served at / and /console/*. Its files (about 150 KB) are read once at start-up, with an ETag;
+// each is gzipped on its first gzip request. Hashed files under assets/ are cached for a year; index.html and the rest are revalidated
 // (no-cache), so a deployment is picked up on the next load. Unknown /console paths are the app's
 // own routes (index.html), except under assets/, where a missing file is a 404 rather than HTML.
 // Every answer carries a strict security header set: the app runs under a CSP of its own files.
@@ -13,7 +13,8 @@ import { AppError } from '../errors.ts';
 
 interface ConsoleFile {
   body: Buffer;
-  gzip: Buffer | null;
+  /** compressed on its first gzip request (undefined until then; null: not worth it) */
+  gzip?: Buffer | null;
   type: string;
   etag: string;
   immutable: boolean;
@@ -76,10 +77,8 @@ export function loadConsoleFiles(dir: string): Map<string, ConsoleFile> {
     if (!type) continue; // the build stamp and anything unknown are not served
     const rel = relative(dir, path).split(sep).join('/');
     const body = readFileSync(path);
-    const zipped = body.length > 512 && !type.startsWith('image/png') ? gzipSync(body, { level: 9 }) : null;
     files.set(rel, {
       body,
-      gzip: zipped && zipped.length < body.length ? zipped : null,
       type,
       etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`,
       immutable: rel.startsWith('assets/'),
@@ -95,9 +94,17 @@ function send(request: FastifyRequest, reply: FastifyReply, file: ConsoleFile): 
   reply.header('vary', 'accept-encoding');
   reply.type(file.type);
   if (request.headers['if-none-match'] === file.etag) return reply.status(304).send();
-  const gzip = file.gzip && /\bgzip\b/.test(String(request.headers['accept-encoding'] ?? ''));
-  if (gzip) reply.header('content-encoding', 'gzip');
-  return reply.send(gzip ? file.gzip : file.body);
+  const zipped = /\bgzip\b/.test(String(request.headers['accept-encoding'] ?? '')) ? gzipOf(file) : null;
+  if (zipped) reply.header('content-encoding', 'gzip');
+  return reply.send(zipped ?? file.body);
+}
+
+function gzipOf(file: ConsoleFile): Buffer | null {
+  if (file.gzip === undefined) {
+    const zipped = file.body.length > 512 && file.type !== 'image/png' ? gzipSync(file.body, { level: 9 }) : null;
+    file.gzip = zipped && zipped.length < file.body.length ? zipped : null;
+  }
+  return file.gzip;
 }
 
 export function consoleRoutes(app: FastifyInstance, dir: string): void {

@@ -78,6 +78,7 @@ export function EmailConfigForm({ initial, onSaved }: { initial: EmailConfig; on
             <input type="radio" name="provider" checked={c.provider === 'emailapi'} onChange={() => set({ provider: 'emailapi' })} /> Email API
           </label>
         </div>
+        {err('provider') && <p class="field-error">{err('provider')}</p>}
       </fieldset>
       {c.provider && (
         <div class="row-fields">
