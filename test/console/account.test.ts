@@ -144,10 +144,7 @@ await describeConsole('console: account and projects', ['sqlite'], (ctx) => {
 
   test('at 390 px the projects and the project menu fit the screen', async () => {
     const narrow = await run.page(390);
-    await narrow.goto(`${run.base}/console/sign-in`);
-    await narrow.getByLabel('Email').fill('ada@lovelace.example');
-    await narrow.getByLabel('Password').fill('a new horse battery');
-    await narrow.getByRole('button', { name: 'Sign in' }).click();
+    await run.signIn(narrow, 'ada@lovelace.example', 'a new horse battery');
     await narrow.getByRole('link', { name: 'Todos' }).click();
     await narrow.getByRole('heading', { name: 'Todos' }).waitFor();
     const overflow = await narrow.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);

@@ -255,6 +255,18 @@ await describeConsole('console: tables, rows as each caller, policies and the si
     await page.getByRole('button', { name: 'Simulate' }).click();
     await page.getByText('1 of 1 rows allowed.').waitFor();
     assert.equal((await run.api('GET', `/projects/${pid}/tables/${tableId}/rows?title=eq.x`, { token: await token() })).body.length, 0, 'nothing written');
+  });
+
+  test('at 390 px the data browser fits: the grid scrolls inside its own box', async () => {
+    const narrow = await run.page(390);
+    await run.signIn(narrow, 'grace@example.com', 'correct horse battery');
+    await narrow.goto(`${run.base}/console/projects/${pid}/tables/${tableId}/data?as=end_user:${users.bob}`);
+    await narrow.getByText('What bob@example.com reads').waitFor();
+    await narrow.locator('table.grid tbody tr').first().waitFor();
+    assert.ok(await narrow.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'no page-wide horizontal scroll');
+    assert.ok(await narrow.locator('.grid-wrap').evaluate((el) => el.scrollWidth > el.clientWidth), 'the grid scrolls in its box');
+    await run.shot(narrow, 'data-390');
+    await narrow.close();
     assert.deepEqual(run.problems, []);
   });
 });

@@ -20,13 +20,6 @@ await describeConsole(
     let owner: string;
     let pid: string;
     const base = () => `${run.base}/console/projects/${pid}`;
-    const signIn = async (p: Page) => {
-      await p.goto(`${run.base}/console/sign-in`);
-      await p.getByLabel('Email').fill('kim@example.com');
-      await p.getByLabel('Password').fill('correct horse battery');
-      await p.getByRole('button', { name: 'Sign in' }).click();
-      await p.getByRole('link', { name: 'Mail' }).waitFor();
-    };
 
     before(async () => {
       run = ctx();
@@ -34,7 +27,7 @@ await describeConsole(
       pid = (await run.api('POST', '/projects', { token: owner, body: { name: 'Mail' } })).body.id;
       await run.api('POST', `/${pid}/auth/register`, { body: { email: 'ada@example.com', password: 'end user password' } });
       page = await run.page();
-      await signIn(page);
+      await run.signIn(page, 'kim@example.com', 'correct horse battery');
     });
 
     test('auth settings: an invalid URL is refused on its field; the saved values come back', async () => {

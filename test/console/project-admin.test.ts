@@ -24,11 +24,7 @@ await describeConsole('console: columns, policies, keys and end users', ['sqlite
     tableId = (await run.api('POST', `/projects/${pid}/tables`, { token: owner, body: { name: 'notes', columns: [{ name: 'body', type: 'text' }] } })).body.id;
     page = await run.page();
     await run.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: run.base });
-    await page.goto(`${run.base}/console/sign-in`);
-    await page.getByLabel('Email').fill('lin@example.com');
-    await page.getByLabel('Password').fill('correct horse battery');
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('link', { name: 'Admin' }).waitFor();
+    await run.signIn(page, 'lin@example.com', 'correct horse battery');
   });
 
   test('columns: add (a duplicate name refused on its row), rename, drop', async () => {
@@ -137,6 +133,29 @@ await describeConsole('console: columns, policies, keys and end users', ['sqlite
     await page.getByRole('dialog', { name: 'Revoke key web?' }).getByRole('button', { name: 'Revoke key' }).click();
     await page.getByRole('row', { name: /web/ }).waitFor({ state: 'detached' });
     assert.equal((await run.api('GET', `/${pid}/rest/memos`, { key: plaintext })).status, 401);
+  });
+
+  test('keyboard only: skip link, a visible focus ring, a dialog opened with Enter and closed with Escape, focus back', async () => {
+    await run.api('POST', `/projects/${pid}/keys`, { token: owner, body: { name: 'kbd', permissions: ['select'] } });
+    await page.goto(`${base()}/keys`);
+    await page.getByRole('row', { name: /kbd/ }).waitFor();
+    await page.keyboard.press('Tab');
+    assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Skip to content');
+    let name = '';
+    for (let i = 0; i < 60 && name !== 'Revoke kbd'; i++) {
+      await page.keyboard.press('Tab');
+      name = await page.evaluate(() => document.activeElement?.textContent?.trim() ?? '');
+    }
+    assert.equal(name, 'Revoke kbd', 'the button is reachable with Tab');
+    assert.notEqual(await page.evaluate(() => getComputedStyle(document.activeElement!).boxShadow), 'none', 'focus is visible');
+    await page.keyboard.press('Enter');
+    const dialog = page.getByRole('dialog', { name: 'Revoke key kbd?' });
+    await dialog.waitFor();
+    assert.equal(await page.evaluate(() => !!document.activeElement?.closest('dialog')), true, 'focus moved into the dialog');
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'detached' });
+    assert.equal(await page.evaluate(() => document.activeElement?.textContent?.trim()), 'Revoke kbd', 'focus is back on the button');
+    assert.equal((await run.api('GET', `/projects/${pid}/keys`, { token: owner })).body.some((k: { name: string }) => k.name === 'kbd'), true, 'nothing revoked');
   });
 
   test('end users: search by email, set and clear a role, browse as one, delete', async () => {

@@ -25,6 +25,8 @@ export interface ConsoleRun {
   page(width?: number): Promise<Page>;
   /** script errors and CSP refusals seen by any tab so far (each test ends by asserting none) */
   problems: string[];
+  /** signs in on the sign-in screen and waits for the projects */
+  signIn(page: Page, email: string, password: string): Promise<void>;
   /** a JSON call to the same server, for set-up and for checking what the console did */
   api(method: string, path: string, opts?: Parameters<typeof callServer>[3]): ReturnType<typeof callServer>;
   /** a PNG of the page, into docs/screenshots/ when UPDATE_SCREENSHOTS=1 on SQLite (else a temp dir) */
@@ -73,6 +75,13 @@ async function open(engine: EngineName, env: Record<string, string>): Promise<{ 
           if (/Content Security Policy|Refused to/i.test(m.text())) problems.push(`CSP: ${m.text()}`);
         });
         return p;
+      },
+      async signIn(page, email, password) {
+        await page.goto(`${server.base}/console/sign-in`);
+        await page.getByLabel('Email').fill(email);
+        await page.getByLabel('Password').fill(password);
+        await page.getByRole('button', { name: 'Sign in' }).click();
+        await page.getByRole('heading', { name: 'Projects' }).waitFor();
       },
       api: (method, path, opts) => callServer(server.base, method, path, opts),
       async shot(page, name) {

@@ -2,6 +2,7 @@ import type { ComponentChildren } from 'preact';
 import { useId, useState } from 'preact/hooks';
 import { Dialog } from './Dialog.tsx';
 import { ErrorBox } from './ErrorBox.tsx';
+import { FormActions } from './FormActions.tsx';
 import { useAction } from '../lib/use-load.ts';
 
 interface Props {
@@ -41,14 +42,7 @@ export function ConfirmDialog({ title, children, confirmLabel, typed, onConfirm,
           </div>
         )}
         <ErrorBox error={action.error} />
-        <div class="actions">
-          <button type="button" class="secondary" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" class="danger" disabled={!ready || action.busy}>
-            {action.busy ? 'Working…' : confirmLabel}
-          </button>
-        </div>
+        <FormActions onCancel={onClose} busy={action.busy} busyLabel="Working…" disabled={!ready} label={confirmLabel} danger />
       </form>
     </Dialog>
   );

@@ -51,3 +51,11 @@ export function useAction<A extends unknown[], R>(fn: (...args: A) => Promise<R>
   };
   return { run, busy, error, setError };
 }
+
+/** A form's submit handler that runs `fn` instead of navigating. */
+export function submitWith(fn: () => unknown) {
+  return (e: Event) => {
+    e.preventDefault();
+    void fn();
+  };
+}

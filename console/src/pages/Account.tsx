@@ -7,7 +7,7 @@ import { Field, inputProps } from '../components/Field.tsx';
 import { ErrorBox } from '../components/ErrorBox.tsx';
 import { ConfirmDialog } from '../components/ConfirmDialog.tsx';
 import { notify } from '../components/Notice.tsx';
-import { useAction } from '../lib/use-load.ts';
+import { submitWith, useAction } from '../lib/use-load.ts';
 import { fieldError, formError } from '../lib/form-errors.ts';
 import { useTitle } from '../lib/title.ts';
 import { when } from '../lib/format.ts';
@@ -23,11 +23,16 @@ function useAccountForm(fields: readonly string[], build: () => Record<string, s
     action,
     err: (f: string) => fieldError(action.error, f),
     rest: formError(action.error, fields),
-    submit: (e: Event) => {
-      e.preventDefault();
-      void action.run();
-    },
+    submit: submitWith(action.run),
   };
+}
+
+function CurrentPassword({ id, value, onValue, error }: { id: string; value: string; onValue: (v: string) => void; error: string | null }) {
+  return (
+    <Field id={id} label="Current password" error={error}>
+      <input {...inputProps(id, error)} type="password" required value={value} onInput={(e) => onValue(e.currentTarget.value)} autocomplete="current-password" />
+    </Field>
+  );
 }
 
 function NameForm({ account }: { account: Account }) {
@@ -57,16 +62,7 @@ function EmailForm({ account }: { account: Account }) {
       <Field id="acct-email" label="Email" error={f.err('email')}>
         <input {...inputProps('acct-email', f.err('email'))} type="email" required value={email} onInput={(e) => setEmail(e.currentTarget.value)} autocomplete="username" />
       </Field>
-      <Field id="acct-email-current" label="Current password" error={f.err('current_password')}>
-        <input
-          {...inputProps('acct-email-current', f.err('current_password'))}
-          type="password"
-          required
-          value={current}
-          onInput={(e) => setCurrent(e.currentTarget.value)}
-          autocomplete="current-password"
-        />
-      </Field>
+      <CurrentPassword id="acct-email-current" value={current} onValue={setCurrent} error={f.err('current_password')} />
       <ErrorBox error={f.rest} />
       <button type="submit" class="primary" disabled={f.action.busy || email === account.email}>
         Change email
@@ -85,16 +81,7 @@ function PasswordForm() {
   return (
     <form class="card" aria-labelledby="acct-password-title" onSubmit={f.submit}>
       <h2 id="acct-password-title">Password</h2>
-      <Field id="acct-password-current" label="Current password" error={f.err('current_password')}>
-        <input
-          {...inputProps('acct-password-current', f.err('current_password'))}
-          type="password"
-          required
-          value={current}
-          onInput={(e) => setCurrent(e.currentTarget.value)}
-          autocomplete="current-password"
-        />
-      </Field>
+      <CurrentPassword id="acct-password-current" value={current} onValue={setCurrent} error={f.err('current_password')} />
       <Field id="acct-password" label="New password" error={f.err('password')} hint="8 to 1024 characters. Signs out your other sessions.">
         <input
           {...inputProps('acct-password', f.err('password'), true)}

@@ -8,7 +8,7 @@ import { Field, inputProps } from '../components/Field.tsx';
 import { ErrorBox } from '../components/ErrorBox.tsx';
 import { Link } from '../components/Link.tsx';
 import { navigate, useLocation } from '../lib/router.ts';
-import { useAction } from '../lib/use-load.ts';
+import { useAction, submitWith } from '../lib/use-load.ts';
 import { useTitle } from '../lib/title.ts';
 import { fieldError, formError } from '../lib/form-errors.ts';
 
@@ -54,10 +54,7 @@ export function SignIn({ reason }: { reason?: string }) {
         </p>
       )}
       <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          void action.run();
-        }}
+        onSubmit={submitWith(action.run)}
       >
         <Field id="signin-email" label="Email">
           <input {...inputProps('signin-email')} type="email" autocomplete="username" required value={email} onInput={(e) => setEmail(e.currentTarget.value)} />
@@ -90,10 +87,7 @@ export function SignUp() {
   return (
     <AuthCard title="Create your account">
       <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          void action.run();
-        }}
+        onSubmit={submitWith(action.run)}
       >
         <Field id="signup-name" label="Your name" error={err('name')}>
           <input {...inputProps('signup-name', err('name'))} autocomplete="name" required maxLength={100} value={name} onInput={(e) => setName(e.currentTarget.value)} />

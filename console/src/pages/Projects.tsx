@@ -8,7 +8,7 @@ import { ErrorBox } from '../components/ErrorBox.tsx';
 import { Link } from '../components/Link.tsx';
 import { Pending } from '../components/States.tsx';
 import { navigate } from '../lib/router.ts';
-import { useAction, useLoad } from '../lib/use-load.ts';
+import { useAction, useLoad, submitWith } from '../lib/use-load.ts';
 import { fieldError, formError } from '../lib/form-errors.ts';
 import { useTitle } from '../lib/title.ts';
 import { when } from '../lib/format.ts';
@@ -25,10 +25,7 @@ function CreateProject({ first }: { first: boolean }) {
     <form
       class="card"
       aria-labelledby="new-project-title"
-      onSubmit={(e) => {
-        e.preventDefault();
-        void action.run();
-      }}
+      onSubmit={submitWith(action.run)}
     >
       <h2 id="new-project-title">{first ? 'Create your first project' : 'New project'}</h2>
       <div class="row-fields">

@@ -7,7 +7,7 @@ import { ErrorBox } from '../../components/ErrorBox.tsx';
 import { Field, inputProps } from '../../components/Field.tsx';
 import { notify } from '../../components/Notice.tsx';
 import { Pending } from '../../components/States.tsx';
-import { useAction, useLoad } from '../../lib/use-load.ts';
+import { useAction, useLoad, submitWith } from '../../lib/use-load.ts';
 import { fieldError, formError } from '../../lib/form-errors.ts';
 import { useTitle } from '../../lib/title.ts';
 import { useProject } from './context.ts';
@@ -27,10 +27,7 @@ function SettingsForm({ initial }: { initial: AuthSettings }) {
     <form
       class="card"
       aria-labelledby="auth-settings-title"
-      onSubmit={(e) => {
-        e.preventDefault();
-        void save.run();
-      }}
+      onSubmit={submitWith(save.run)}
     >
       <h2 id="auth-settings-title">Auth settings</h2>
       <Field id="site-url" label="Site URL" error={err('site_url')} hint="Where email links point (magic link, reset, verification). Empty: this service's own URL.">
@@ -60,10 +57,7 @@ function TestEmail() {
     <form
       class="card inline-form"
       aria-labelledby="test-email-title"
-      onSubmit={(e) => {
-        e.preventDefault();
-        void send.run();
-      }}
+      onSubmit={submitWith(send.run)}
     >
       <h2 id="test-email-title">Send a test email</h2>
       <Field id="test-to" label="To" error={fieldError(send.error, 'to')}>

@@ -6,7 +6,7 @@ import type { EmailConfig } from '../../api/types.ts';
 import { ErrorBox } from '../../components/ErrorBox.tsx';
 import { Field, inputProps } from '../../components/Field.tsx';
 import { notify } from '../../components/Notice.tsx';
-import { useAction } from '../../lib/use-load.ts';
+import { useAction, submitWith } from '../../lib/use-load.ts';
 import { fieldError, formError } from '../../lib/form-errors.ts';
 import { useProject } from './context.ts';
 
@@ -57,10 +57,7 @@ export function EmailConfigForm({ initial, onSaved }: { initial: EmailConfig; on
     <form
       class="card"
       aria-labelledby="email-config-title"
-      onSubmit={(e) => {
-        e.preventDefault();
-        void save.run();
-      }}
+      onSubmit={submitWith(save.run)}
     >
       <h2 id="email-config-title">Email provider</h2>
       <fieldset>

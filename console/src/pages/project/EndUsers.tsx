@@ -9,11 +9,12 @@ import { Field, inputProps } from '../../components/Field.tsx';
 import { Link } from '../../components/Link.tsx';
 import { notify } from '../../components/Notice.tsx';
 import { Empty, Pending } from '../../components/States.tsx';
-import { useAction, useLoad } from '../../lib/use-load.ts';
+import { useAction, useLoad, submitWith } from '../../lib/use-load.ts';
 import { fieldError, formError } from '../../lib/form-errors.ts';
 import { useTitle } from '../../lib/title.ts';
 import { when } from '../../lib/format.ts';
 import { useProject } from './context.ts';
+import { ListTable } from '../../components/ListTable.tsx';
 
 const PAGE = 50;
 
@@ -35,10 +36,7 @@ function AddEndUser({ onAdded }: { onAdded: () => void }) {
     <form
       class="card"
       aria-labelledby="add-user-title"
-      onSubmit={(e) => {
-        e.preventDefault();
-        void action.run();
-      }}
+      onSubmit={submitWith(action.run)}
     >
       <h2 id="add-user-title">Add an end user</h2>
       <p class="small muted">Registers an account as your app's sign-up would. Handy for trying policies.</p>
@@ -115,46 +113,29 @@ export function EndUsers() {
       ) : list.length === 0 ? (
         <Empty title={search ? 'No end user matches' : 'No end users yet'}>{!search && <p>End users sign up through your app, or add one below.</p>}</Empty>
       ) : (
-        <div class="table-wrap">
-          <table class="list">
-            <caption class="visually-hidden">End users</caption>
-            <thead>
-              <tr>
-                <th scope="col">Id</th>
-                <th scope="col">Email</th>
-                <th scope="col">Verified</th>
-                <th scope="col">Role</th>
-                <th scope="col">Created</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.map((u) => (
-                <tr key={u.id}>
-                  <td class="mono">{u.id}</td>
-                  <td>{u.email}</td>
-                  <td>{u.email_verified ? 'yes' : 'no'}</td>
-                  <td>
-                    <RoleCell user={u} onSaved={() => void users.reload()} />
-                  </td>
-                  <td class="small">{when(u.created_at)}</td>
-                  <td class="row-actions">
-                    {firstTable && (
-                      <Link href={`${base}/tables/${firstTable.id}/data?as=end_user:${u.id}`} class="small">
-                        Browse data as<span class="visually-hidden"> {u.email}</span>
-                      </Link>
-                    )}
-                    <button type="button" class="ghost danger-text small-button" onClick={() => setDeleting(u)}>
-                      Delete<span class="visually-hidden"> {u.email}</span>
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <ListTable caption="End users" columns={['Id', 'Email', 'Verified', 'Role', 'Created']} actions>
+          {list.map((u) => (
+            <tr key={u.id}>
+              <td class="mono">{u.id}</td>
+              <td>{u.email}</td>
+              <td>{u.email_verified ? 'yes' : 'no'}</td>
+              <td>
+                <RoleCell user={u} onSaved={() => void users.reload()} />
+              </td>
+              <td class="small">{when(u.created_at)}</td>
+              <td class="row-actions">
+                {firstTable && (
+                  <Link href={`${base}/tables/${firstTable.id}/data?as=end_user:${u.id}`} class="small">
+                    Browse data as<span class="visually-hidden"> {u.email}</span>
+                  </Link>
+                )}
+                <button type="button" class="ghost danger-text small-button" onClick={() => setDeleting(u)}>
+                  Delete<span class="visually-hidden"> {u.email}</span>
+                </button>
+              </td>
+            </tr>
+          ))}
+        </ListTable>
       )}
       {(offset > 0 || (users.data?.length ?? 0) > PAGE) && (
         <nav class="pager" aria-label="Pages">

@@ -9,7 +9,7 @@ import { Link } from '../../components/Link.tsx';
 import { notify } from '../../components/Notice.tsx';
 import { Pending } from '../../components/States.tsx';
 import { navigate } from '../../lib/router.ts';
-import { useAction, useLoad } from '../../lib/use-load.ts';
+import { useAction, useLoad, submitWith } from '../../lib/use-load.ts';
 import { useTitle } from '../../lib/title.ts';
 import { bytes, when } from '../../lib/format.ts';
 import { useProject } from './context.ts';
@@ -65,10 +65,7 @@ export function FunctionPage({ name }: { name: string }) {
       </p>
       <form
         class="card"
-        onSubmit={(e) => {
-          e.preventDefault();
-          void deploy.run();
-        }}
+        onSubmit={submitWith(deploy.run)}
       >
         <label for="fn-code">Code</label>
         <CodeArea id="fn-code" rows={16} value={code} onValue={setCode} aria-describedby="fn-code-hint" aria-invalid={deploy.error ? true : undefined} />

@@ -10,6 +10,7 @@ import { useLoad } from '../../lib/use-load.ts';
 import { useTitle } from '../../lib/title.ts';
 import { bytes, when } from '../../lib/format.ts';
 import { useProject } from './context.ts';
+import { ListTable } from '../../components/ListTable.tsx';
 
 const NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
@@ -32,31 +33,19 @@ export function Functions() {
       ) : list.length === 0 ? (
         <Empty title="No functions yet" />
       ) : (
-        <div class="table-wrap">
-          <table class="list">
-            <caption class="visually-hidden">Functions</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Size</th>
-                <th scope="col">Deployed</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.map((f) => (
-                <tr key={f.name}>
-                  <td>
-                    <Link href={`${base}/functions/${f.name}`} class="mono">
-                      {f.name}
-                    </Link>
-                  </td>
-                  <td class="small">{bytes(f.size)}</td>
-                  <td class="small">{when(f.updated_at)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <ListTable caption="Functions" columns={['Name', 'Size', 'Deployed']}>
+          {list.map((f) => (
+            <tr key={f.name}>
+              <td>
+                <Link href={`${base}/functions/${f.name}`} class="mono">
+                  {f.name}
+                </Link>
+              </td>
+              <td class="small">{bytes(f.size)}</td>
+              <td class="small">{when(f.updated_at)}</td>
+            </tr>
+          ))}
+        </ListTable>
       )}
       <form
         class="card inline-form"

@@ -5,7 +5,7 @@ import { api, seg, ApiError } from '../../api/client.ts';
 import type { EndUser } from '../../api/types.ts';
 import { ErrorBox } from '../../components/ErrorBox.tsx';
 import { Field, inputProps } from '../../components/Field.tsx';
-import { useAction } from '../../lib/use-load.ts';
+import { useAction, submitWith } from '../../lib/use-load.ts';
 import { testKey } from '../../lib/test-keys.ts';
 import { useProject } from './context.ts';
 
@@ -95,10 +95,7 @@ export function InvokePanel({ name }: { name: string }) {
       <h2 id="invoke-title">Test request</h2>
       <p class="small muted">Sent with a console test key (permission function, valid 15 minutes, listed under API keys and revoked when you sign out).</p>
       <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          void send.run();
-        }}
+        onSubmit={submitWith(send.run)}
       >
         <div class="row-fields">
           <Field id="inv-method" label="Method">

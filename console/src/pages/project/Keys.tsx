@@ -8,12 +8,13 @@ import { ErrorBox } from '../../components/ErrorBox.tsx';
 import { Field, inputProps } from '../../components/Field.tsx';
 import { notify } from '../../components/Notice.tsx';
 import { Empty, Pending } from '../../components/States.tsx';
-import { useAction, useLoad } from '../../lib/use-load.ts';
+import { useAction, useLoad, submitWith } from '../../lib/use-load.ts';
 import { fieldError, formError } from '../../lib/form-errors.ts';
 import { useTitle } from '../../lib/title.ts';
 import { when } from '../../lib/format.ts';
 import { forgetTestKey } from '../../lib/test-keys.ts';
 import { useProject } from './context.ts';
+import { ListTable } from '../../components/ListTable.tsx';
 
 const EXPIRY = [
   ['never', 'Never'],
@@ -73,10 +74,7 @@ function CreateKey({ onCreated }: { onCreated: (k: NewApiKey) => void }) {
     <form
       class="card"
       aria-labelledby="create-key-title"
-      onSubmit={(e) => {
-        e.preventDefault();
-        void action.run();
-      }}
+      onSubmit={submitWith(action.run)}
     >
       <h2 id="create-key-title">Create a key</h2>
       <Field id="key-name" label="Name" error={err('name')}>
@@ -151,44 +149,26 @@ export function Keys() {
       ) : list.length === 0 ? (
         <Empty title="No keys yet" />
       ) : (
-        <div class="table-wrap">
-          <table class="list">
-            <caption class="visually-hidden">API keys</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Prefix</th>
-                <th scope="col">Permissions</th>
-                <th scope="col">Created</th>
-                <th scope="col">Last used</th>
-                <th scope="col">Expires</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
+        <ListTable caption="API keys" columns={['Name', 'Prefix', 'Permissions', 'Created', 'Last used', 'Expires']} actions>
+          {list.map((k) => {
+            const expired = k.expires_at !== null && Date.parse(k.expires_at) <= Date.now();
+            return (
+              <tr key={k.key_id} class={expired ? 'disabled' : ''}>
+                <td>{k.name}</td>
+                <td class="mono">{k.key_prefix}…</td>
+                <td class="small">{k.permissions.join(', ')}</td>
+                <td class="small">{when(k.created_at)}</td>
+                <td class="small">{k.last_used_at ? when(k.last_used_at) : 'never'}</td>
+                <td class="small">{k.expires_at ? `${expired ? 'expired ' : ''}${when(k.expires_at)}` : 'never'}</td>
+                <td class="row-actions">
+                  <button type="button" class="ghost danger-text small-button" onClick={() => setRevoking(k)}>
+                    Revoke<span class="visually-hidden"> {k.name}</span>
+                  </button>
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {list.map((k) => {
-                const expired = k.expires_at !== null && Date.parse(k.expires_at) <= Date.now();
-                return (
-                  <tr key={k.key_id} class={expired ? 'disabled' : ''}>
-                    <td>{k.name}</td>
-                    <td class="mono">{k.key_prefix}…</td>
-                    <td class="small">{k.permissions.join(', ')}</td>
-                    <td class="small">{when(k.created_at)}</td>
-                    <td class="small">{k.last_used_at ? when(k.last_used_at) : 'never'}</td>
-                    <td class="small">{k.expires_at ? `${expired ? 'expired ' : ''}${when(k.expires_at)}` : 'never'}</td>
-                    <td class="row-actions">
-                      <button type="button" class="ghost danger-text small-button" onClick={() => setRevoking(k)}>
-                        Revoke<span class="visually-hidden"> {k.name}</span>
-                      </button>
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
+            );
+          })}
+        </ListTable>
       )}
       {revoking && (
         <ConfirmDialog

@@ -6,7 +6,7 @@ import { ErrorBox } from '../../components/ErrorBox.tsx';
 import { Field, inputProps } from '../../components/Field.tsx';
 import { notify } from '../../components/Notice.tsx';
 import { navigate } from '../../lib/router.ts';
-import { useAction } from '../../lib/use-load.ts';
+import { useAction, submitWith } from '../../lib/use-load.ts';
 import { fieldError, formError } from '../../lib/form-errors.ts';
 import { useTitle } from '../../lib/title.ts';
 import { useProject } from './context.ts';
@@ -28,10 +28,7 @@ export function ProjectSettings() {
       <h1 tabIndex={-1}>Project settings</h1>
       <form
         class="card"
-        onSubmit={(e) => {
-          e.preventDefault();
-          void save.run();
-        }}
+        onSubmit={submitWith(save.run)}
       >
         <Field id="ps-name" label="Name" error={err('name')}>
           <input {...inputProps('ps-name', err('name'))} required maxLength={100} value={name} onInput={(e) => setName(e.currentTarget.value)} />

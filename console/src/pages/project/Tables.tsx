@@ -8,12 +8,13 @@ import { Link } from '../../components/Link.tsx';
 import { Empty } from '../../components/States.tsx';
 import { notify } from '../../components/Notice.tsx';
 import { navigate } from '../../lib/router.ts';
-import { useAction } from '../../lib/use-load.ts';
+import { useAction, submitWith } from '../../lib/use-load.ts';
 import { fieldError } from '../../lib/form-errors.ts';
 import { useTitle } from '../../lib/title.ts';
 import { plural, when } from '../../lib/format.ts';
-import { ColumnEditor, draftIndexOf, newDraft, toDef, type ColumnDraft } from '../table/ColumnEditor.tsx';
+import { checkDrafts, ColumnEditor, draftIndexOf, newDraft, type ColumnDraft } from '../table/ColumnEditor.tsx';
 import { useProject } from './context.ts';
+import { ListTable } from '../../components/ListTable.tsx';
 
 export function Tables() {
   const { project, base } = useProject();
@@ -34,32 +35,21 @@ export function Tables() {
           </Link>
         </Empty>
       ) : (
-        <div class="table-wrap">
-          <table class="list">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Columns</th>
-                <th scope="col">Created</th>
-              </tr>
-            </thead>
-            <tbody>
-              {project.tables.map((t) => (
-                <tr key={t.id}>
-                  <td>
-                    <Link href={`${base}/tables/${t.id}`} class="mono">
-                      {t.name}
-                    </Link>
-                  </td>
-                  <td class="small">
-                    {plural(t.columns.length, 'column')}: <span class="mono">{t.columns.map((c) => c.name).join(', ')}</span>
-                  </td>
-                  <td class="small">{when(t.created_at)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <ListTable caption="Tables" columns={['Name', 'Columns', 'Created']}>
+          {project.tables.map((t) => (
+            <tr key={t.id}>
+              <td>
+                <Link href={`${base}/tables/${t.id}`} class="mono">
+                  {t.name}
+                </Link>
+              </td>
+              <td class="small">
+                {plural(t.columns.length, 'column')}: <span class="mono">{t.columns.map((c) => c.name).join(', ')}</span>
+              </td>
+              <td class="small">{when(t.created_at)}</td>
+            </tr>
+          ))}
+        </ListTable>
       )}
     </section>
   );
@@ -79,12 +69,10 @@ export function NewTable() {
   const [drafts, setDrafts] = useState<ColumnDraft[]>([newDraft()]);
   const [local, setLocal] = useState<Record<number, string>>({});
   const action = useAction(async () => {
-    const defs = drafts.map(toDef);
-    const problems: Record<number, string> = {};
-    defs.forEach((d, i) => 'error' in d && (problems[i] = d.error));
+    const { defs, problems } = checkDrafts(drafts);
     setLocal(problems);
     if (Object.keys(problems).length) return;
-    const table = await api.post<Table>(`/projects/${seg(project.id)}/tables`, { name: name.trim(), columns: defs.map((d) => (d as { def: unknown }).def) });
+    const table = await api.post<Table>(`/projects/${seg(project.id)}/tables`, { name: name.trim(), columns: defs });
     await reload();
     notify(`Table ${table.name} created.`);
     navigate(`${base}/tables/${table.id}`);
@@ -97,10 +85,7 @@ export function NewTable() {
       <h1 tabIndex={-1}>New table</h1>
       <form
         class="card"
-        onSubmit={(e) => {
-          e.preventDefault();
-          void action.run();
-        }}
+        onSubmit={submitWith(action.run)}
       >
         <div class="page-head">
           <Field id="table-name" label="Table name" error={nameErr} hint="Lower-case letters, digits and _, e.g. todos.">

@@ -9,7 +9,7 @@ import { ErrorBox } from '../../components/ErrorBox.tsx';
 import { Field, inputProps } from '../../components/Field.tsx';
 import { notify } from '../../components/Notice.tsx';
 import { Pending } from '../../components/States.tsx';
-import { useAction, useLoad } from '../../lib/use-load.ts';
+import { useAction, useLoad, submitWith } from '../../lib/use-load.ts';
 import { fieldError, formError } from '../../lib/form-errors.ts';
 import { useTitle } from '../../lib/title.ts';
 import { useProject } from './context.ts';
@@ -52,10 +52,7 @@ function Editor({ template, path, onChanged }: { template: EmailTemplate; path: 
     <div class="template-editor">
       <form
         class="card"
-        onSubmit={(e) => {
-          e.preventDefault();
-          void save.run();
-        }}
+        onSubmit={submitWith(save.run)}
       >
         <p class="small muted">{template.is_custom ? 'A custom template.' : 'The built-in default.'} Placeholders: {'{{link}}'}, {template.key === 'email_change' ? '{{new_email}}' : '{{email}}'}, {'{{project_name}}'}.</p>
         <Field id="tpl-subject" label="Subject" error={err('subject')}>

@@ -32,6 +32,18 @@ export function toDef(d: ColumnDraft): { def: ColumnDef } | { error: string } {
   return { def };
 }
 
+/** Every draft's definition, or the drafts' local problems by row (checked again by the server). */
+export function checkDrafts(drafts: ColumnDraft[]): { defs: ColumnDef[]; problems: Record<number, string> } {
+  const defs: ColumnDef[] = [];
+  const problems: Record<number, string> = {};
+  drafts.forEach((d, i) => {
+    const r = toDef(d);
+    if ('error' in r) problems[i] = r.error;
+    else defs.push(r.def);
+  });
+  return { defs, problems };
+}
+
 /** The row a server error is about: `columns[2].default`, `add_columns.pinned`, or details.column. */
 export function draftIndexOf(error: ApiError | null, prefix: string, drafts: ColumnDraft[]): number {
   if (!error) return -1;

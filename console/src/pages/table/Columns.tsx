@@ -7,11 +7,12 @@ import { ErrorBox } from '../../components/ErrorBox.tsx';
 import { Field, inputProps } from '../../components/Field.tsx';
 import { notify } from '../../components/Notice.tsx';
 import { navigate } from '../../lib/router.ts';
-import { useAction } from '../../lib/use-load.ts';
+import { useAction, submitWith } from '../../lib/use-load.ts';
 import { fieldError } from '../../lib/form-errors.ts';
 import { describeDefault } from '../../lib/values.ts';
 import { useProject } from '../project/context.ts';
-import { ColumnEditor, draftIndexOf, newDraft, toDef, type ColumnDraft } from './ColumnEditor.tsx';
+import { checkDrafts, ColumnEditor, draftIndexOf, newDraft, type ColumnDraft } from './ColumnEditor.tsx';
+import { ListTable } from '../../components/ListTable.tsx';
 
 function useAlter(table: Table) {
   const { project, reload } = useProject();
@@ -39,10 +40,7 @@ function ColumnRow({ table, column }: { table: Table; column: Column }) {
         ) : (
           <form
             class="inline"
-            onSubmit={(e) => {
-              e.preventDefault();
-              void rename.run();
-            }}
+            onSubmit={submitWith(rename.run)}
           >
             <input {...inputProps(id, rename.error?.message)} aria-label={`New name for ${column.name}`} class="mono" value={renaming} onInput={(e) => setRenaming(e.currentTarget.value)} />
             <button type="submit" class="primary small-button" disabled={rename.busy}>
@@ -88,12 +86,10 @@ function AddColumns({ table }: { table: Table }) {
   const [drafts, setDrafts] = useState<ColumnDraft[]>([]);
   const [local, setLocal] = useState<Record<number, string>>({});
   const action = useAction(async () => {
-    const defs = drafts.map(toDef);
-    const problems: Record<number, string> = {};
-    defs.forEach((d, i) => 'error' in d && (problems[i] = d.error));
+    const { defs, problems } = checkDrafts(drafts);
     setLocal(problems);
     if (Object.keys(problems).length) return;
-    await alter({ add_columns: defs.map((d) => (d as { def: unknown }).def) }, drafts.length === 1 ? 'Column added.' : 'Columns added.');
+    await alter({ add_columns: defs }, drafts.length === 1 ? 'Column added.' : 'Columns added.');
     setDrafts([]);
   });
   const serverRow = draftIndexOf(action.error, 'add_columns', drafts);
@@ -101,10 +97,7 @@ function AddColumns({ table }: { table: Table }) {
     <form
       class="card"
       aria-labelledby="add-columns-title"
-      onSubmit={(e) => {
-        e.preventDefault();
-        void action.run();
-      }}
+      onSubmit={submitWith(action.run)}
     >
       <h2 id="add-columns-title">Add columns</h2>
       <ColumnEditor drafts={drafts} onChange={setDrafts} errors={{ ...local, ...(serverRow >= 0 ? { [serverRow]: action.error!.message } : {}) }} idPrefix="addcol" />
@@ -135,10 +128,7 @@ function TableSettings({ table }: { table: Table }) {
       <h2>Table</h2>
       <form
         class="inline-form"
-        onSubmit={(e) => {
-          e.preventDefault();
-          void rename.run();
-        }}
+        onSubmit={submitWith(rename.run)}
       >
         <Field id="table-rename" label="Table name" error={err}>
           <input {...inputProps('table-rename', err)} class="mono" required value={name} onInput={(e) => setName(e.currentTarget.value)} />
@@ -176,27 +166,11 @@ function TableSettings({ table }: { table: Table }) {
 export function Columns({ table }: { table: Table }) {
   return (
     <>
-      <div class="table-wrap">
-        <table class="list">
-          <caption class="visually-hidden">Columns of {table.name}</caption>
-          <thead>
-            <tr>
-              <th scope="col">Column</th>
-              <th scope="col">Type</th>
-              <th scope="col">Constraints</th>
-              <th scope="col">Default</th>
-              <th scope="col">
-                <span class="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {table.columns.map((c) => (
-              <ColumnRow key={c.name} table={table} column={c} />
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <ListTable caption={`Columns of ${table.name}`} columns={['Column', 'Type', 'Constraints', 'Default']} actions>
+        {table.columns.map((c) => (
+          <ColumnRow key={c.name} table={table} column={c} />
+        ))}
+      </ListTable>
       <AddColumns table={table} />
       <TableSettings key={table.name} table={table} />
     </>

@@ -5,14 +5,16 @@ import { OPERATIONS, type Policy, type PolicyOperation, type Table } from '../..
 import { ConfirmDialog } from '../../components/ConfirmDialog.tsx';
 import { Dialog } from '../../components/Dialog.tsx';
 import { ErrorBox } from '../../components/ErrorBox.tsx';
+import { FormActions } from '../../components/FormActions.tsx';
 import { Field, inputProps } from '../../components/Field.tsx';
 import { Link } from '../../components/Link.tsx';
 import { notify } from '../../components/Notice.tsx';
 import { Empty, Pending } from '../../components/States.tsx';
-import { useAction, type Loaded } from '../../lib/use-load.ts';
+import { useAction, type Loaded, submitWith } from '../../lib/use-load.ts';
 import { fieldError, formError } from '../../lib/form-errors.ts';
 import { useProject } from '../project/context.ts';
 import { ExpressionInput } from './ExpressionInput.tsx';
+import { ListTable } from '../../components/ListTable.tsx';
 
 const OPERATION_HELP: Record<PolicyOperation, string> = {
   SELECT: 'which rows a caller reads (and gets back after a write)',
@@ -40,10 +42,7 @@ function PolicyForm({ table, policy, onDone, onClose }: { table: Table; policy: 
   return (
     <Dialog title={policy ? `Edit policy ${policy.name}` : 'New policy'} onClose={onClose} wide>
       <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          void save.run();
-        }}
+        onSubmit={submitWith(save.run)}
       >
         <Field id="policy-name" label="Name" error={err('name')}>
           <input {...inputProps('policy-name', err('name'))} required maxLength={100} value={name} onInput={(e) => setName(e.currentTarget.value)} placeholder="Own rows" />
@@ -62,14 +61,7 @@ function PolicyForm({ table, policy, onDone, onClose }: { table: Table; policy: 
           <input type="checkbox" checked={enabled} onChange={(e) => setEnabled(e.currentTarget.checked)} /> Enabled
         </label>
         <ErrorBox error={save.error?.code === 'invalid_expression' ? null : formError(save.error, ['name', 'operation'])} />
-        <div class="actions">
-          <button type="button" class="secondary" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" class="primary" disabled={save.busy}>
-            {save.busy ? 'Saving…' : policy ? 'Save policy' : 'Create policy'}
-          </button>
-        </div>
+        <FormActions onCancel={onClose} busy={save.busy} label={policy ? 'Save policy' : 'Create policy'} />
       </form>
     </Dialog>
   );
@@ -163,27 +155,11 @@ export function Policies({ table, policies }: { table: Table; policies: Loaded<P
           </button>
         </Empty>
       ) : (
-        <div class="table-wrap">
-          <table class="list">
-            <caption class="visually-hidden">Policies of {table.name}</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Operation</th>
-                <th scope="col">Expression</th>
-                <th scope="col">State</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.map((p) => (
-                <PolicyRow key={`${p.policy_id}-${p.enabled}`} table={table} policy={p} reload={reload} />
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <ListTable caption={`Policies of ${table.name}`} columns={['Name', 'Operation', 'Expression', 'State']} actions>
+          {list.map((p) => (
+            <PolicyRow key={`${p.policy_id}-${p.enabled}`} table={table} policy={p} reload={reload} />
+          ))}
+        </ListTable>
       )}
       {list && list.length > 0 && (
         <p class="small">

@@ -5,7 +5,9 @@ import type { ApiError } from '../../api/client.ts';
 import type { Column, Row, Table } from '../../api/types.ts';
 import { Dialog } from '../../components/Dialog.tsx';
 import { ErrorBox } from '../../components/ErrorBox.tsx';
-import { useAction } from '../../lib/use-load.ts';
+import { FormActions } from '../../components/FormActions.tsx';
+import { Field } from '../../components/Field.tsx';
+import { useAction, submitWith } from '../../lib/use-load.ts';
 import { fromInput, toInput, describeDefault } from '../../lib/values.ts';
 
 type Mode = 'value' | 'null' | 'default';
@@ -82,10 +84,7 @@ export function RowForm({ table, row, callerLabel, onSubmit, onClose }: Props) {
       <p class="small muted">As {callerLabel}. Timestamps are in UTC.</p>
       <form
         class="row-form"
-        onSubmit={(e) => {
-          e.preventDefault();
-          void action.run();
-        }}
+        onSubmit={submitWith(action.run)}
       >
         {columns.map((c) => {
           const id = `row-${c.name}`;
@@ -93,10 +92,17 @@ export function RowForm({ table, row, callerLabel, onSubmit, onClose }: Props) {
           const error = local[c.name] ?? (serverField === c.name ? server!.message : null);
           const modes: Mode[] = ['value', ...(c.nullable ? (['null'] as Mode[]) : []), ...(!row && (c.default !== null || c.nullable) ? (['default'] as Mode[]) : [])];
           return (
-            <div key={c.name} class={`field row-field ${error ? 'has-error' : ''}`}>
-              <label for={id}>
-                <span class="mono">{c.name}</span> <span class="muted small">{c.type}{!c.nullable ? ', required' : ''}</span>
-              </label>
+            <Field
+              key={c.name}
+              id={id}
+              class="row-field"
+              error={error}
+              label={
+                <>
+                  <span class="mono">{c.name}</span> <span class="muted small">{c.type}{!c.nullable ? ', required' : ''}</span>
+                </>
+              }
+            >
               <div class="inline">
                 {modes.length > 1 && (
                   <select aria-label={`${c.name}: value, NULL or default`} value={e.mode} onChange={(ev) => set(c.name, { mode: ev.currentTarget.value as Mode })}>
@@ -109,23 +115,11 @@ export function RowForm({ table, row, callerLabel, onSubmit, onClose }: Props) {
                 )}
                 <ValueInput c={c} id={id} entry={e} onText={(t) => set(c.name, { text: t, mode: 'value' })} error={!!error} />
               </div>
-              {error && (
-                <div class="field-error" id={`${id}-error`}>
-                  {error}
-                </div>
-              )}
-            </div>
+            </Field>
           );
         })}
         <ErrorBox error={serverField ? null : server} />
-        <div class="actions">
-          <button type="button" class="secondary" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" class="primary" disabled={action.busy}>
-            {action.busy ? 'Saving…' : row ? 'Save row' : 'Insert row'}
-          </button>
-        </div>
+        <FormActions onCancel={onClose} busy={action.busy} label={row ? 'Save row' : 'Insert row'} />
       </form>
     </Dialog>
   );

@@ -4,6 +4,7 @@ import { useState } from 'preact/hooks';
 import type { SimPolicy, SimRow, Simulation, Stage, Table } from '../../api/types.ts';
 import { cellText } from '../../lib/format.ts';
 import { Empty } from '../../components/States.tsx';
+import { ListTable } from '../../components/ListTable.tsx';
 
 const STAGE_TEXT: Record<Stage, string> = {
   select: 'SELECT policies: may the caller see the row?',
@@ -79,34 +80,21 @@ function Explain({ sim, row, table }: { sim: Simulation; row: SimRow; table: Tab
 function PolicyTable({ policies }: { policies: SimPolicy[] }) {
   if (policies.length === 0) return <p class="small">This table has no policies: every operation is open.</p>;
   return (
-    <div class="table-wrap">
-      <table class="list">
-        <caption>Policies</caption>
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Operation</th>
-            <th scope="col">Expression</th>
-            <th scope="col">Takes part in</th>
-          </tr>
-        </thead>
-        <tbody>
-          {policies.map((p) => (
-            <tr key={p.policy_id} class={p.stages.length ? '' : 'disabled'}>
-              <td>{p.name}</td>
-              <td>
-                <span class="badge">{p.operation}</span>
-              </td>
-              <td class="mono expr-cell">
-                {p.expression}
-                {!p.valid && p.error && <p class="field-error">Broken: {p.error.message} It matches no row.</p>}
-              </td>
-              <td class="small">{!p.enabled ? 'disabled' : p.stages.length ? p.stages.join(', ') : 'not this operation'}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <ListTable caption="Policies" showCaption columns={['Name', 'Operation', 'Expression', 'Takes part in']}>
+      {policies.map((p) => (
+        <tr key={p.policy_id} class={p.stages.length ? '' : 'disabled'}>
+          <td>{p.name}</td>
+          <td>
+            <span class="badge">{p.operation}</span>
+          </td>
+          <td class="mono expr-cell">
+            {p.expression}
+            {!p.valid && p.error && <p class="field-error">Broken: {p.error.message} It matches no row.</p>}
+          </td>
+          <td class="small">{!p.enabled ? 'disabled' : p.stages.length ? p.stages.join(', ') : 'not this operation'}</td>
+        </tr>
+      ))}
+    </ListTable>
   );
 }
 
@@ -130,24 +118,7 @@ export function SimResults({ sim, table }: { sim: Simulation; table: Table }) {
         <Empty title="No rows of this kind" />
       ) : (
         <div class="sim-split">
-          <div class="table-wrap">
-            <table class="list sim-rows-table">
-              <caption>Rows</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Row</th>
-                  <th scope="col">Decision</th>
-                  {sim.stages.map((s) => (
-                    <th key={s} scope="col">
-                      {s}
-                    </th>
-                  ))}
-                  <th scope="col">
-                    <span class="visually-hidden">Explain</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
+          <ListTable caption="Rows" showCaption columns={['Row', 'Decision', ...sim.stages]} actions>
                 {sim.rows.map((r, i) => (
                   <tr key={`${r.id}-${i}`} class={i === chosen ? 'chosen' : ''}>
                     <td class="mono">{r.id ?? 'new'}</td>
@@ -166,9 +137,7 @@ export function SimResults({ sim, table }: { sim: Simulation; table: Table }) {
                     </td>
                   </tr>
                 ))}
-              </tbody>
-            </table>
-          </div>
+          </ListTable>
           {row && <Explain sim={sim} row={row} table={table} />}
         </div>
       )}

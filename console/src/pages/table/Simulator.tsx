@@ -6,7 +6,7 @@ import type { Caller, SimOperation, Simulation, Table } from '../../api/types.ts
 import { ErrorBox } from '../../components/ErrorBox.tsx';
 import { Field, inputProps } from '../../components/Field.tsx';
 import { setQuery, useLocation } from '../../lib/router.ts';
-import { useAction } from '../../lib/use-load.ts';
+import { useAction, submitWith } from '../../lib/use-load.ts';
 import { fieldError, formError } from '../../lib/form-errors.ts';
 import { useProject } from '../project/context.ts';
 import { CallerPicker } from './CallerPicker.tsx';
@@ -70,10 +70,7 @@ export function Simulator({ table }: { table: Table }) {
       <form
         class="card sim-form"
         aria-label="Simulation"
-        onSubmit={(e) => {
-          e.preventDefault();
-          void run.run();
-        }}
+        onSubmit={submitWith(run.run)}
       >
         <CallerPicker projectId={project.id} value={caller} onChange={(c) => setQuery({ as: c })} allowOwner={false} label="Caller" />
         <Field id="sim-operation" label="Operation">
