@@ -123,9 +123,11 @@ export function EmailConfigForm({ initial, onSaved }: { initial: EmailConfig; on
         <input type="checkbox" checked={c.require_email_confirmation} onChange={(e) => set({ require_email_confirmation: e.currentTarget.checked })} /> Require email confirmation before end users can sign in
       </label>
       <ErrorBox error={formError(save.error, FIELDS)} />
-      <button type="submit" class="primary" disabled={save.busy}>
-        Save email provider
-      </button>
+      <div class="actions start">
+        <button type="submit" class="primary" disabled={save.busy}>
+          Save email provider
+        </button>
+      </div>
     </form>
   );
 }
