@@ -24,7 +24,6 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
     } catch (err) {
       if (mine === generation.current) setState((s) => ({ data: s.data, error: err as ApiError, loading: false }));
     }
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, deps);
   useEffect(() => {
     void reload();

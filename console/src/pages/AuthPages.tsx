@@ -53,9 +53,7 @@ export function SignIn({ reason }: { reason?: string }) {
           {reason}
         </p>
       )}
-      <form
-        onSubmit={submitWith(action.run)}
-      >
+      <form onSubmit={submitWith(action.run)}>
         <Field id="signin-email" label="Email">
           <input {...inputProps('signin-email')} type="email" autocomplete="username" required value={email} onInput={(e) => setEmail(e.currentTarget.value)} />
         </Field>
@@ -86,9 +84,7 @@ export function SignUp() {
   const err = (f: string) => fieldError(action.error, f);
   return (
     <AuthCard title="Create your account">
-      <form
-        onSubmit={submitWith(action.run)}
-      >
+      <form onSubmit={submitWith(action.run)}>
         <Field id="signup-name" label="Your name" error={err('name')}>
           <input {...inputProps('signup-name', err('name'))} autocomplete="name" required maxLength={100} value={name} onInput={(e) => setName(e.currentTarget.value)} />
         </Field>

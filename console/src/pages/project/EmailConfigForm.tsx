@@ -34,6 +34,48 @@ function secretValue(s: Secret): string | undefined {
   return s.text === '' ? undefined : s.text;
 }
 
+interface SmtpProps {
+  c: EmailConfig;
+  set: (patch: Partial<EmailConfig>) => void;
+  err: (field: string) => string | null;
+  password: Secret;
+  setPassword: (s: Secret) => void;
+}
+
+function SmtpFields({ c, set, err, password, setPassword }: SmtpProps) {
+  return (
+    <>
+      <div class="row-fields">
+        <Field id="smtp-host" label="SMTP host" error={err('smtp_host')} class="grow">
+          <input {...inputProps('smtp-host', err('smtp_host'))} required value={c.smtp_host ?? ''} onInput={(e) => set({ smtp_host: e.currentTarget.value })} />
+        </Field>
+        <Field id="smtp-port" label="Port" error={err('smtp_port')}>
+          <select {...inputProps('smtp-port', err('smtp_port'))} value={String(c.smtp_port ?? 587)} onChange={(e) => set({ smtp_port: Number(e.currentTarget.value) })}>
+            {[25, 465, 587, 2525].map((p) => (
+              <option key={p} value={String(p)}>
+                {p}
+              </option>
+            ))}
+          </select>
+        </Field>
+        <Field id="smtp-encryption" label="Encryption" error={err('smtp_encryption')}>
+          <select {...inputProps('smtp-encryption', err('smtp_encryption'))} value={c.smtp_encryption ?? 'tls'} onChange={(e) => set({ smtp_encryption: e.currentTarget.value as EmailConfig['smtp_encryption'] })}>
+            <option value="tls">STARTTLS</option>
+            <option value="ssl">TLS (implicit)</option>
+            <option value="none">none</option>
+          </select>
+        </Field>
+      </div>
+      <div class="row-fields">
+        <Field id="smtp-username" label="Username" error={err('smtp_username')}>
+          <input {...inputProps('smtp-username', err('smtp_username'))} autocomplete="off" value={c.smtp_username ?? ''} onInput={(e) => set({ smtp_username: e.currentTarget.value })} />
+        </Field>
+        <SecretField id="smtp-password" label="Password" stored={c.has_smtp_password} value={password} onChange={setPassword} error={err('smtp_password')} />
+      </div>
+    </>
+  );
+}
+
 export function EmailConfigForm({ initial, onSaved }: { initial: EmailConfig; onSaved: (c: EmailConfig) => void }) {
   const { project } = useProject();
   const [c, setC] = useState(initial);
@@ -87,37 +129,7 @@ export function EmailConfigForm({ initial, onSaved }: { initial: EmailConfig; on
           </Field>
         </div>
       )}
-      {c.provider === 'smtp' && (
-        <>
-          <div class="row-fields">
-            <Field id="smtp-host" label="SMTP host" error={err('smtp_host')} class="grow">
-              <input {...inputProps('smtp-host', err('smtp_host'))} required value={c.smtp_host ?? ''} onInput={(e) => set({ smtp_host: e.currentTarget.value })} />
-            </Field>
-            <Field id="smtp-port" label="Port" error={err('smtp_port')}>
-              <select {...inputProps('smtp-port', err('smtp_port'))} value={String(c.smtp_port ?? 587)} onChange={(e) => set({ smtp_port: Number(e.currentTarget.value) })}>
-                {[25, 465, 587, 2525].map((p) => (
-                  <option key={p} value={String(p)}>
-                    {p}
-                  </option>
-                ))}
-              </select>
-            </Field>
-            <Field id="smtp-encryption" label="Encryption" error={err('smtp_encryption')}>
-              <select {...inputProps('smtp-encryption', err('smtp_encryption'))} value={c.smtp_encryption ?? 'tls'} onChange={(e) => set({ smtp_encryption: e.currentTarget.value as EmailConfig['smtp_encryption'] })}>
-                <option value="tls">STARTTLS</option>
-                <option value="ssl">TLS (implicit)</option>
-                <option value="none">none</option>
-              </select>
-            </Field>
-          </div>
-          <div class="row-fields">
-            <Field id="smtp-username" label="Username" error={err('smtp_username')}>
-              <input {...inputProps('smtp-username', err('smtp_username'))} autocomplete="off" value={c.smtp_username ?? ''} onInput={(e) => set({ smtp_username: e.currentTarget.value })} />
-            </Field>
-            <SecretField id="smtp-password" label="Password" stored={c.has_smtp_password} value={password} onChange={setPassword} error={err('smtp_password')} />
-          </div>
-        </>
-      )}
+      {c.provider === 'smtp' && <SmtpFields c={c} set={set} err={err} password={password} setPassword={setPassword} />}
       {c.provider === 'emailapi' && <SecretField id="emailapi-key" label="Email API key" stored={c.has_emailapi_api_key} value={apiKey} onChange={setApiKey} error={err('emailapi_api_key')} />}
       <label class="check">
         <input type="checkbox" checked={c.require_email_confirmation} onChange={(e) => set({ require_email_confirmation: e.currentTarget.checked })} /> Require email confirmation before end users can sign in

@@ -65,18 +65,76 @@ async function invoke(url: string, method: string, key: string, userToken: strin
   return { status: res.status, statusText: res.statusText, ms, headers: [...res.headers.entries()], body: shown };
 }
 
+function OutcomeView({ outcome }: { outcome: Outcome }) {
+  return (
+    <div class="outcome" aria-live="polite">
+      <p>
+        <span class={`status s${Math.floor(outcome.status / 100)}xx`}>
+          {outcome.status} {outcome.statusText}
+        </span>{' '}
+        <span class="muted small">in {outcome.ms.toFixed(0)} ms</span>
+      </p>
+      <details>
+        <summary>Headers ({outcome.headers.length})</summary>
+        <dl class="headers">
+          {outcome.headers.map(([k, v]) => (
+            <div key={k}>
+              <dt class="mono">{k}</dt>
+              <dd class="mono">{v}</dd>
+            </div>
+          ))}
+        </dl>
+      </details>
+      <pre class="snippet response-body" aria-label="Response body">
+        {outcome.body || '(empty body)'}
+      </pre>
+    </div>
+  );
+}
+
+type UserSession = { token: string; user: EndUser } | null;
+
+/** Anonymous, or an end user signed in here; "Forget" signs them out. */
+function CallerChoice({ asUser, setAsUser, user, setUser }: { asUser: boolean; setAsUser: (b: boolean) => void; user: UserSession; setUser: (u: UserSession) => void }) {
+  const { project } = useProject();
+  const forget = (token: string) => {
+    setUser(null);
+    void api.post(`/${seg(project.id)}/auth/logout`, undefined, { auth: false, headers: { 'x-user-token': token } }).catch(() => undefined);
+  };
+  return (
+    <fieldset>
+      <legend>Caller</legend>
+      <div class="radios">
+        <label>
+          <input type="radio" name="inv-caller" checked={!asUser} onChange={() => setAsUser(false)} /> Anonymous
+        </label>
+        <label>
+          <input type="radio" name="inv-caller" checked={asUser} onChange={() => setAsUser(true)} /> An end user
+        </label>
+      </div>
+      {asUser &&
+        (user ? (
+          <p class="small">
+            Signed in as <strong>{user.user.email}</strong>{' '}
+            <button type="button" class="ghost small-button" onClick={() => forget(user.token)}>
+              Forget
+            </button>
+          </p>
+        ) : (
+          <EndUserLogin onToken={setUser} />
+        ))}
+    </fieldset>
+  );
+}
+
 export function InvokePanel({ name }: { name: string }) {
   const { project } = useProject();
   const [method, setMethod] = useState('POST');
   const [subPath, setSubPath] = useState('');
   const [body, setBody] = useState('{\n  "name": "Ada"\n}');
   const [asUser, setAsUser] = useState(false);
-  const [user, setUser] = useState<{ token: string; user: EndUser } | null>(null);
+  const [user, setUser] = useState<UserSession>(null);
   const [outcome, setOutcome] = useState<Outcome | null>(null);
-  const forget = (token: string) => {
-    setUser(null);
-    void api.post(`/${seg(project.id)}/auth/logout`, undefined, { auth: false, headers: { 'x-user-token': token } }).catch(() => undefined);
-  };
   const send = useAction(async () => {
     if (method !== 'GET' && body.trim()) {
       try {
@@ -94,9 +152,7 @@ export function InvokePanel({ name }: { name: string }) {
     <section class="card invoke" aria-labelledby="invoke-title">
       <h2 id="invoke-title">Test request</h2>
       <p class="small muted">Sent with a console test key (permission function, valid 15 minutes, listed under API keys and revoked when you sign out).</p>
-      <form
-        onSubmit={submitWith(send.run)}
-      >
+      <form onSubmit={submitWith(send.run)}>
         <div class="row-fields">
           <Field id="inv-method" label="Method">
             <select {...inputProps('inv-method')} value={method} onChange={(e) => setMethod(e.currentTarget.value)}>
@@ -114,57 +170,13 @@ export function InvokePanel({ name }: { name: string }) {
             <textarea {...inputProps('inv-body')} class="code" rows={4} spellcheck={false} value={body} onInput={(e) => setBody(e.currentTarget.value)} />
           </Field>
         )}
-        <fieldset>
-          <legend>Caller</legend>
-          <div class="radios">
-            <label>
-              <input type="radio" name="inv-caller" checked={!asUser} onChange={() => setAsUser(false)} /> Anonymous
-            </label>
-            <label>
-              <input type="radio" name="inv-caller" checked={asUser} onChange={() => setAsUser(true)} /> An end user
-            </label>
-          </div>
-          {asUser &&
-            (user ? (
-              <p class="small">
-                Signed in as <strong>{user.user.email}</strong>{' '}
-                <button type="button" class="ghost small-button" onClick={() => forget(user.token)}>
-                  Forget
-                </button>
-              </p>
-            ) : (
-              <EndUserLogin onToken={setUser} />
-            ))}
-        </fieldset>
+        <CallerChoice asUser={asUser} setAsUser={setAsUser} user={user} setUser={setUser} />
         <ErrorBox error={send.error} />
         <button type="submit" class="primary" disabled={send.busy || (asUser && !user)}>
           {send.busy ? 'Sending…' : 'Send request'}
         </button>
       </form>
-      {outcome && (
-        <div class="outcome" aria-live="polite">
-          <p>
-            <span class={`status s${Math.floor(outcome.status / 100)}xx`}>
-              {outcome.status} {outcome.statusText}
-            </span>{' '}
-            <span class="muted small">in {outcome.ms.toFixed(0)} ms</span>
-          </p>
-          <details>
-            <summary>Headers ({outcome.headers.length})</summary>
-            <dl class="headers">
-              {outcome.headers.map(([k, v]) => (
-                <div key={k}>
-                  <dt class="mono">{k}</dt>
-                  <dd class="mono">{v}</dd>
-                </div>
-              ))}
-            </dl>
-          </details>
-          <pre class="snippet response-body" aria-label="Response body">
-            {outcome.body || '(empty body)'}
-          </pre>
-        </div>
-      )}
+      {outcome && <OutcomeView outcome={outcome} />}
     </section>
   );
 }

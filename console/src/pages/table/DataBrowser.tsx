@@ -33,19 +33,12 @@ interface Page {
   query: string;
 }
 
-export function DataBrowser({ table }: { table: Table }) {
-  const { project } = useProject();
-  const loc = useLocation();
-  const caller = callerOf(loc.query.get('as'));
+/** The page of rows the browser shows: its query (caller, filters, order, page) and its answer. */
+function useRowsPage(path: string, caller: Caller) {
   const [filters, setFilters] = useState<Filter[]>([]);
   const [sort, setSort] = useState<Sort | null>(null);
   const [limit, setLimit] = useState(25);
   const [offset, setOffset] = useState(0);
-  const [editing, setEditing] = useState<Row | 'new' | null>(null);
-  const [deleting, setDeleting] = useState<Row | null>(null);
-  const [emails, setEmails] = useState<Record<string, string>>({});
-  const path = `/projects/${seg(project.id)}/tables/${seg(table.id)}/rows`;
-
   const q = new URLSearchParams({ as: caller, limit: String(limit), offset: String(offset) });
   if (sort) q.set('order', `${sort.column}.${sort.dir}`);
   for (const f of filters) q.append(...filterParam(f));
@@ -55,31 +48,47 @@ export function DataBrowser({ table }: { table: Table }) {
     const total = res.headers.get('content-range')?.split('/')[1];
     return { rows: res.data, total: total && total !== '*' ? Number(total) : null, query };
   }, [path, query]);
+  return {
+    page,
+    query,
+    filters,
+    sort,
+    setSort,
+    limit,
+    offset,
+    setOffset,
+    setFilters: (f: Filter[]) => (setOffset(0), setFilters(f)),
+    setLimit: (l: number) => (setOffset(0), setLimit(l)),
+  };
+}
 
+export function DataBrowser({ table }: { table: Table }) {
+  const { project } = useProject();
+  const caller = callerOf(useLocation().query.get('as'));
+  const path = `/projects/${seg(project.id)}/tables/${seg(table.id)}/rows`;
+  const rows = useRowsPage(path, caller);
+  const { page } = rows;
+  const [editing, setEditing] = useState<Row | 'new' | null>(null);
+  const [deleting, setDeleting] = useState<Row | null>(null);
+  const [emails, setEmails] = useState<Record<string, string>>({});
   const setCaller = (c: Caller) => {
-    setOffset(0);
+    rows.setOffset(0);
     setQuery({ as: c === 'owner' ? null : c });
   };
-  const write = async (method: 'POST' | 'PATCH', values: Record<string, unknown>, row?: Row) => {
-    const target = row ? `${path}/${row.id}` : path;
-    await call(method, target, { query: { as: caller }, body: values, headers: { prefer: 'return=representation' } });
+  const write = async (values: Record<string, unknown>, row: Row | null) => {
+    await call(row ? 'PATCH' : 'POST', row ? `${path}/${row.id}` : path, { query: { as: caller }, body: values, headers: { prefer: 'return=representation' } });
     await page.reload();
     notify(row ? `Row ${row.id} saved.` : 'Row inserted.');
     setEditing(null);
   };
   const data = page.data;
   const label = callerLabel(caller, emails);
+  const retry = () => void page.reload();
   return (
-    <div class="data-browser" aria-busy={page.loading} data-want={query} data-query={page.data?.query}>
+    <div class="data-browser" aria-busy={page.loading} data-want={rows.query} data-query={data?.query}>
       <div class="browser-controls">
         <CallerPicker projectId={project.id} value={caller} onChange={setCaller} allowOwner onEmail={(e) => setEmails((m) => ({ ...m, [caller]: e }))} />
-        <FilterBar
-          table={table}
-          onApply={(f) => {
-            setOffset(0);
-            setFilters(f);
-          }}
-        />
+        <FilterBar table={table} onApply={rows.setFilters} />
       </div>
       <div class="page-head">
         <p class="small" role="status">
@@ -89,30 +98,15 @@ export function DataBrowser({ table }: { table: Table }) {
           Insert row
         </button>
       </div>
-      {!data ? (
-        <Pending error={page.error} retry={() => void page.reload()} />
-      ) : (
-        <>
-          {page.error && <Pending error={page.error} retry={() => void page.reload()} />}
-          {data.rows.length === 0 ? (
-            <Empty title={filters.length || offset ? 'No rows match' : caller === 'owner' ? 'No rows yet' : `No rows visible to ${label}`}>
-              {caller !== 'owner' && <p class="small">The simulator shows which policy hides each row.</p>}
-            </Empty>
-          ) : (
-            <DataGrid table={table} rows={data.rows} sort={sort} onSort={setSort} onEdit={setEditing} onDelete={setDeleting} busy={page.loading} />
-          )}
-          <Pager total={data.total} count={data.rows.length} offset={offset} limit={limit} onOffset={setOffset} onLimit={(l) => (setLimit(l), setOffset(0))} />
-        </>
+      {(!data || page.error) && <Pending error={page.error} retry={retry} />}
+      {data && data.rows.length === 0 && (
+        <Empty title={rows.filters.length || rows.offset ? 'No rows match' : caller === 'owner' ? 'No rows yet' : `No rows visible to ${label}`}>
+          {caller !== 'owner' && <p class="small">The simulator shows which policy hides each row.</p>}
+        </Empty>
       )}
-      {editing && (
-        <RowForm
-          table={table}
-          row={editing === 'new' ? null : editing}
-          callerLabel={label}
-          onClose={() => setEditing(null)}
-          onSubmit={(values) => (editing === 'new' ? write('POST', values) : write('PATCH', values, editing))}
-        />
-      )}
+      {data && data.rows.length > 0 && <DataGrid table={table} rows={data.rows} sort={rows.sort} onSort={rows.setSort} onEdit={setEditing} onDelete={setDeleting} busy={page.loading} />}
+      {data && <Pager total={data.total} count={data.rows.length} offset={rows.offset} limit={rows.limit} onOffset={rows.setOffset} onLimit={rows.setLimit} />}
+      {editing && <RowForm table={table} row={editing === 'new' ? null : editing} callerLabel={label} onClose={() => setEditing(null)} onSubmit={(values) => write(values, editing === 'new' ? null : editing)} />}
       {deleting && (
         <ConfirmDialog
           title={`Delete row ${deleting.id}?`}

@@ -41,9 +41,7 @@ function PolicyForm({ table, policy, onDone, onClose }: { table: Table; policy: 
   const err = (f: string) => fieldError(save.error, f);
   return (
     <Dialog title={policy ? `Edit policy ${policy.name}` : 'New policy'} onClose={onClose} wide>
-      <form
-        onSubmit={submitWith(save.run)}
-      >
+      <form onSubmit={submitWith(save.run)}>
         <Field id="policy-name" label="Name" error={err('name')}>
           <input {...inputProps('policy-name', err('name'))} required maxLength={100} value={name} onInput={(e) => setName(e.currentTarget.value)} placeholder="Own rows" />
         </Field>
