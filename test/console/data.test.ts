@@ -219,7 +219,10 @@ await describeConsole('console: tables, rows as each caller, policies and the si
   });
 
   test('the simulator: which rows each caller gets, and why a row is hidden', async () => {
-    await page.getByRole('navigation', { name: 'Table' }).getByRole('link', { name: 'Simulator' }).click();
+    await viewAs('Anonymous');
+    await page.getByRole('link', { name: 'Ask the simulator' }).click();
+    await page.getByRole('button', { name: 'Simulate' }).waitFor();
+    assert.equal(await page.getByRole('radio', { name: 'Anonymous' }).isChecked(), true, 'the caller came along');
     await page.getByRole('radio', { name: 'End user' }).check();
     await page.getByLabel('Which end user').selectOption({ label: 'ada@example.com' });
     await page.getByRole('radio', { name: 'These row ids' }).check();

@@ -4,6 +4,7 @@ import { useState } from 'preact/hooks';
 import { api, call, seg } from '../../api/client.ts';
 import type { Caller, Row, Table } from '../../api/types.ts';
 import { ConfirmDialog } from '../../components/ConfirmDialog.tsx';
+import { Link } from '../../components/Link.tsx';
 import { Empty, Pending } from '../../components/States.tsx';
 import { notify } from '../../components/Notice.tsx';
 import { setQuery, useLocation } from '../../lib/router.ts';
@@ -63,7 +64,7 @@ function useRowsPage(path: string, caller: Caller) {
 }
 
 export function DataBrowser({ table }: { table: Table }) {
-  const { project } = useProject();
+  const { project, base } = useProject();
   const caller = callerOf(useLocation().query.get('as'));
   const path = `/projects/${seg(project.id)}/tables/${seg(table.id)}/rows`;
   const rows = useRowsPage(path, caller);
@@ -101,7 +102,11 @@ export function DataBrowser({ table }: { table: Table }) {
       {(!data || page.error) && <Pending error={page.error} retry={retry} />}
       {data && data.rows.length === 0 && (
         <Empty title={rows.filters.length || rows.offset ? 'No rows match' : caller === 'owner' ? 'No rows yet' : `No rows visible to ${label}`}>
-          {caller !== 'owner' && <p class="small">The simulator shows which policy hides each row.</p>}
+          {caller !== 'owner' && (
+            <p class="small">
+              <Link href={`${base}/tables/${table.id}/simulator?as=${encodeURIComponent(caller)}`}>Ask the simulator</Link> which policy hides each row.
+            </p>
+          )}
         </Empty>
       )}
       {data && data.rows.length > 0 && <DataGrid table={table} rows={data.rows} sort={rows.sort} onSort={rows.setSort} onEdit={setEditing} onDelete={setDeleting} busy={page.loading} />}

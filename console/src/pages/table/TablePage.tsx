@@ -2,6 +2,7 @@
 import { api, seg } from '../../api/client.ts';
 import type { Policy } from '../../api/types.ts';
 import { Link } from '../../components/Link.tsx';
+import { useLocation } from '../../lib/router.ts';
 import { useLoad } from '../../lib/use-load.ts';
 import { useTitle } from '../../lib/title.ts';
 import { NotFound } from '../NotFound.tsx';
@@ -20,6 +21,9 @@ const TABS = [
 
 export function TablePage({ tableId, tab }: { tableId: string; tab: string }) {
   const { project, base } = useProject();
+  // the caller chosen on the data tab goes along to the simulator, and back
+  const as = useLocation().query.get('as');
+  const keep = (k: string) => (as && (k === 'data' || k === 'simulator') ? `?as=${encodeURIComponent(as)}` : '');
   const table = project.tables.find((t) => t.id === tableId);
   const label = TABS.find(([k]) => k === tab)?.[1];
   useTitle(`${table?.name ?? 'Table'}${label ? ` · ${label}` : ''} · ${project.name}`);
@@ -35,7 +39,7 @@ export function TablePage({ tableId, tab }: { tableId: string; tab: string }) {
       </h1>
       <nav class="tabs" aria-label="Table">
         {TABS.map(([k, l]) => (
-          <Link key={k} href={`${tbase}/${k}`} aria-current={k === tab ? 'page' : undefined}>
+          <Link key={k} href={`${tbase}/${k}${keep(k)}`} aria-current={k === tab ? 'page' : undefined}>
             {l}
             {k === 'policies' && policies.data ? ` (${policies.data.length})` : ''}
           </Link>
