@@ -73,6 +73,10 @@ await describeConsole('console: tables, rows as each caller, policies and the si
     await code.getByLabel('Type').selectOption('text');
     await code.getByLabel('unique').check();
     await page.getByRole('button', { name: 'Add column' }).click();
+    const author = page.locator('fieldset.column-draft').last();
+    await author.getByLabel('Column name').fill('author');
+    await author.getByLabel('Default').selectOption('$auth.email');
+    await page.getByRole('button', { name: 'Add column' }).click();
     const score = page.locator('fieldset.column-draft').last();
     await score.getByLabel('Column name').fill('score');
     await score.getByLabel('Type').selectOption('number');
@@ -87,8 +91,8 @@ await describeConsole('console: tables, rows as each caller, policies and the si
     tableId = /tables\/([a-z2-7]{16})/.exec(page.url())![1]!;
     const table = (await run.api('GET', `/projects/${pid}/tables/${tableId}`, { token: await token() })).body;
     const col = (n: string) => table.columns.find((c: { name: string }) => c.name === n);
-    assert.deepEqual(table.columns.map((c: { name: string; type: string }) => `${c.name}:${c.type}`), ['id:integer', 'title:text', 'done:boolean', 'owner_id:integer', 'created_at:timestamp', 'due:date', 'meta:json', 'code:text', 'score:number']);
-    assert.deepEqual([col('title').nullable, col('done').default, col('owner_id').default, col('owner_id').indexed, col('created_at').default, col('due').default, col('code').unique, col('score').default], [false, false, '$auth.id', true, 'now()', 'now()', true, 1.5]);
+    assert.deepEqual(table.columns.map((c: { name: string; type: string }) => `${c.name}:${c.type}`), ['id:integer', 'title:text', 'done:boolean', 'owner_id:integer', 'created_at:timestamp', 'due:date', 'meta:json', 'code:text', 'author:text', 'score:number']);
+    assert.deepEqual([col('title').nullable, col('done').default, col('owner_id').default, col('owner_id').indexed, col('created_at').default, col('due').default, col('code').unique, col('author').default, col('score').default], [false, false, '$auth.id', true, 'now()', 'now()', true, '$auth.email', 1.5]);
   });
 
   test('a policy with a mistake is highlighted live where it is wrong; the fixed one is created', async () => {
@@ -126,7 +130,7 @@ await describeConsole('console: tables, rows as each caller, policies and the si
   test('rows written as the owner and as each end user; each caller sees exactly their rows', async () => {
     await page.getByRole('link', { name: 'todos' }).click();
     await viewAs('Owner');
-    await (await insertRow({ title: 'owner row' })).waitFor({ state: 'detached' });
+    await (await insertRow({ title: 'owner row', due: '2030-05-01', created_at: '2030-05-01T10:20', score: '2.25' })).waitFor({ state: 'detached' });
     await viewAs('ada@example.com');
     await page.getByText('What ada@example.com reads').waitFor();
     await (await insertRow({ title: 'ada task', meta: '{"tags": ["home"]}' })).waitFor({ state: 'detached' });
@@ -142,7 +146,9 @@ await describeConsole('console: tables, rows as each caller, policies and the si
     assert.deepEqual((await titles()).sort(), ['ada task', 'bob task', 'owner row']);
     const rows = (await run.api('GET', `/projects/${pid}/tables/${tableId}/rows?order=id`, { token: await token() })).body;
     assert.deepEqual(rows.map((r: { title: string; owner_id: number | null }) => [r.title, r.owner_id]), [['owner row', null], ['ada task', users.ada], ['bob task', users.bob]]);
+    assert.deepEqual([rows[0].due, rows[0].created_at, rows[0].score, rows[0].author], ['2030-05-01', '2030-05-01T10:20:00.000Z', 2.25, null]);
     assert.deepEqual(rows[1].meta, { tags: ['home'] });
+    assert.equal(rows[1].author, 'ada@example.com');
     assert.equal(rows[1].done, false);
     assert.match(rows[1].created_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   });
@@ -258,6 +264,15 @@ await describeConsole('console: tables, rows as each caller, policies and the si
     await page.getByRole('button', { name: 'Simulate' }).click();
     await page.getByText('1 of 1 rows allowed.').waitFor();
     assert.equal((await run.api('GET', `/projects/${pid}/tables/${tableId}/rows?title=eq.x`, { token: await token() })).body.length, 0, 'nothing written');
+  });
+
+  test('the getting-started steps show the progress and lead to the rows as an end user', async () => {
+    await page.getByRole('link', { name: 'Getting started' }).click();
+    await page.locator('.steps li.done').nth(4).waitFor();
+    assert.equal(await page.locator('.steps li.done').count(), 5);
+    await page.getByRole('link', { name: /^Browse as .+@example\.com$/ }).click();
+    await page.getByText(/^What .+@example\.com reads/).waitFor();
+    assert.match(page.url(), /\/data\?as=end_user(:|%3A)\d+$/);
   });
 
   test('at 390 px the data browser fits: the grid scrolls inside its own box', async () => {

@@ -74,7 +74,11 @@ export function RowForm({ table, row, callerLabel, onSubmit, onClose }: Props) {
       }
     }
     setLocal(problems);
-    if (Object.keys(problems).length === 0) await onSubmit(values);
+    if (Object.keys(problems).length > 0) return;
+    // an edit sends only what changed, so a concurrent change to another column is not undone
+    if (row) for (const k of Object.keys(values)) if (JSON.stringify(values[k]) === JSON.stringify(row[k])) delete values[k];
+    if (row && Object.keys(values).length === 0) return onClose();
+    await onSubmit(values);
   });
   const server: ApiError | null = action.error;
   const serverField = server?.field && columns.some((c) => c.name === server.field) ? server.field : null;
