@@ -1,5 +1,6 @@
 // TypeBox schemas: the same objects validate requests and feed /openapi.json.
 import { Type, type Static } from '@sinclair/typebox';
+import { DEFAULT_SIMULATED_ROWS, MAX_SIMULATED_ROWS } from '../services/rows/simulator.ts';
 
 const strict = { additionalProperties: false } as const;
 
@@ -188,8 +189,8 @@ export const SimulateBody = Type.Object(
     operation: Type.String({ maxLength: 10, description: 'SELECT, INSERT, UPDATE or DELETE (any case; returned upper-case)' }),
     row_ids: Type.Optional(
       Type.Array(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }), {
-        maxItems: 100,
-        description: 'At most 100 rows to explain (a missing one is reported with exists: false). Not with INSERT, filter or limit.',
+        maxItems: MAX_SIMULATED_ROWS,
+        description: `At most ${MAX_SIMULATED_ROWS} rows to explain (a missing one is reported with exists: false). Not with INSERT, filter or limit.`,
       }),
     ),
     filter: Type.Optional(
@@ -197,7 +198,9 @@ export const SimulateBody = Type.Object(
         description: 'Without row_ids: the first `limit` rows by id that the operation allows (visible), refuses or hides (hidden), or any (all, the default).',
       }),
     ),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'Without row_ids: how many rows (default 20).' })),
+    limit: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: MAX_SIMULATED_ROWS, description: `Without row_ids: how many rows (default ${DEFAULT_SIMULATED_ROWS}).` }),
+    ),
     values: Type.Optional(
       Type.Record(Type.String(), Type.Unknown(), {
         description: 'INSERT (required): the candidate row, completed with defaults as it would be stored. UPDATE: the patch applied to each row for the post-write check. Not with SELECT or DELETE.',

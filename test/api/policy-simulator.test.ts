@@ -131,6 +131,8 @@ await describeEngines('policy simulator', (ctx, kind) => {
     assert.deepEqual(hidden.map((r) => r.id), [1, 2, 3, 4, 5].filter((id) => !visible.includes(id)));
     assert.ok(hidden.every((r) => !r.allowed));
     assert.deepEqual((await rowsOf({ as, operation: 'SELECT', filter: 'all', limit: 2 })).map((r) => r.id), [1, 2]);
+    assert.deepEqual(await rowsOf({ as, operation: 'SELECT', row_ids: [] }), []);
+    assert.deepEqual((await rowsOf({ as, operation: 'SELECT', row_ids: [3, 1, 2] })).map((r) => r.id), [3, 1, 2]);
     const picked = await rowsOf({ as, operation: 'SELECT', row_ids: [5, 999, 1, 5] });
     assert.deepEqual(picked.map((r) => [r.id, r.exists]), [[5, true], [999, false], [1, true]]);
     assert.deepEqual(picked[1], { id: 999, exists: false, row: null, allowed: false, stages: {}, reason: 'No row with id 999 exists.' });
@@ -195,6 +197,16 @@ await describeEngines('policy simulator', (ctx, kind) => {
     const res = await simulate({ as: 'anonymous', operation: 'SELECT' }, { table: open.id });
     assert.deepEqual(res.body.rows[0].stages.select, { open: true, passed: true, results: {} });
     assert.equal(res.body.rows[0].reason, 'Visible: no SELECT policy is enabled.');
+  });
+
+  test('a table without columns: the candidate is its id alone, a patch-less UPDATE checks the row as it is', async () => {
+    const bare = await d.createTable('bare', []);
+    assert.equal((await d.policy(bare.id, 'ALL', 'id > 1')).status, 201);
+    await t.req('POST', `/projects/${d.pid}/tables/${bare.id}/rows`, { token: d.owner, body: [{}, {}] });
+    const [candidate] = (await simulate({ as: 'anonymous', operation: 'INSERT', values: {} }, { table: bare.id })).body.rows;
+    assert.deepEqual([candidate.row, candidate.allowed], [{ id: 3 }, true]);
+    const rows: SimRow[] = (await simulate({ as: 'anonymous', operation: 'UPDATE' }, { table: bare.id })).body.rows;
+    assert.deepEqual(rows.map((r) => [r.id, r.allowed, r.after]), [[1, false, { id: 1 }], [2, true, { id: 2 }]]);
   });
 
   test('nothing is ever written: rows, the id generator, keys, users and the schema version stay as they were', async () => {
@@ -271,3 +283,35 @@ await describeEngines('policy simulator', (ctx, kind) => {
     expectError(await t.req('POST', `/projects/${d.pid}/tables/${docs.id}/simulate`, { body }), 401, 'missing_token');
   });
 });
+
+// The simulator's statements and the owner's row routes are bounded as the passthrough's are: a
+// policy that makes every row expensive ends at the statement timeout (the embedded engine's
+// deadline applies only to statements run through the project's gated store). Nothing is timed: a
+// scan of every row under such a policy takes far longer than the timeout.
+const ROWS = 8000;
+const HEAVY_POLICY = Array.from({ length: 90 }, (_, i) => `body LIKE '%${'ab'.repeat(8)}${i}%'`).join(' OR ');
+
+await describeEngines(
+  'policy simulator and owner rows under the statement timeout',
+  (ctx) => {
+    let d: DataPlane;
+    let heavy: { id: string };
+    before(async () => {
+      d = await dataPlane(ctx());
+      heavy = await d.createTable('heavy', [{ name: 'body', type: 'text' }]);
+      for (let start = 0; start < ROWS; start += 2000) {
+        const rows = Array.from({ length: 2000 }, (_, i) => ({ body: `${start + i} `.padEnd(400, 'abcdefghij') }));
+        assert.equal((await d.rest('POST', 'heavy', { body: rows, headers: { prefer: 'return=minimal' } })).status, 201);
+      }
+      assert.equal((await d.policy(heavy.id, 'SELECT', HEAVY_POLICY)).status, 201);
+    });
+
+    test("a scan for the visible rows under an expensive policy ends with 503 query_timeout, on the simulator and the owner's rows", async () => {
+      const t = ctx();
+      const base = `/projects/${d.pid}/tables/${heavy.id}`;
+      expectError(await t.req('POST', `${base}/simulate`, { token: d.owner, body: { as: 'anonymous', operation: 'SELECT', filter: 'visible' } }), 503, 'query_timeout');
+      expectError(await t.req('GET', `${base}/rows?as=anonymous`, { token: d.owner }), 503, 'query_timeout');
+    });
+  },
+  { STATEMENT_TIMEOUT_MS: '300' },
+);

@@ -46,5 +46,5 @@ export async function authOfActingAs(db: Db, endUsers: EndUserService, as: Actin
 
 /** The RowService caller of the owner acting as `as`: every table permission; the policies unless acting as itself. */
 export function rowCallerOf(as: ActingAs, auth: AuthContext | null): RowCaller {
-  return { kind: 'owner', policies: as.kind !== 'owner', auth };
+  return as.kind === 'owner' ? { kind: 'owner', policies: false, auth: null } : { kind: 'owner', policies: true, auth };
 }

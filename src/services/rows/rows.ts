@@ -57,7 +57,8 @@ export type RestRequestParts = Pick<RestTarget, 'method' | 'query' | 'prefer' | 
  */
 export type RowCaller =
   | { kind?: 'key'; key: KeyCaller; auth: AuthContext | null }
-  | { kind: 'owner'; policies: boolean; auth: AuthContext | null };
+  | { kind: 'owner'; policies: true; auth: AuthContext | null }
+  | { kind: 'owner'; policies: false; auth: null };
 
 export type RestRequest = RestTarget & RowCaller;
 

@@ -1,7 +1,6 @@
 // What the policy simulator answers about one row: each stage's outcome (which policies matched,
 // which were false and which NULL) and one sentence saying why the row is allowed, hidden or refused.
-import type { Policy } from '../policies.ts';
-import type { SimOperation, Stage } from './simulator-plan.ts';
+import type { PlannedStage, SimOperation, SimPolicy, SimRow, Stage } from './simulator-plan.ts';
 
 /** A stage's outcome for one row. `open`: no enabled policy takes part (every row passes). */
 export interface StageOutcome {
@@ -55,7 +54,7 @@ export function stageOutcome(policyIds: string[], truths: (boolean | null)[]): S
 export interface ReasonContext {
   op: SimOperation;
   anonymous: boolean;
-  policies: ReadonlyMap<string, Policy & { valid: boolean }>;
+  policies: ReadonlyMap<string, SimPolicy>;
 }
 
 /** Why each policy of a failed stage did not match, e.g. "'own rows' was NULL (anonymous caller: $auth.* is NULL)". */
@@ -88,4 +87,20 @@ export function reasonOf(stages: Stage[], outcomes: Partial<Record<Stage, StageO
   }
   const verb = ctx.op === 'SELECT' ? 'Visible' : 'Allowed';
   return `${verb}: ${stages.map((s) => passes(ctx.op, s, outcomes[s]!, ctx)).join('; ')}.`;
+}
+
+/** One row's answer from its truths (in stage order, as simulator-plan.ts computed them); `r` undefined: no such row. */
+export function explainRow(stages: PlannedStage[], id: number, r: SimRow | undefined, ctx: ReasonContext): RowReport {
+  if (!r) return { id, exists: false, row: null, allowed: false, stages: {}, reason: `No row with id ${id} exists.` };
+  const outcomes: RowReport['stages'] = {};
+  let at = 0;
+  for (const s of stages) {
+    outcomes[s.stage] = stageOutcome(s.policyIds, r.truths.slice(at, at + s.policyIds.length));
+    at += s.policyIds.length;
+  }
+  const names = stages.map((s) => s.stage);
+  // an UPDATE without values checks the row as it is
+  const after = ctx.op === 'UPDATE' ? { after: r.after ?? r.row } : {};
+  const allowed = names.every((s) => outcomes[s]!.passed);
+  return { id, exists: true, row: r.row, ...after, allowed, stages: outcomes, reason: reasonOf(names, outcomes, ctx) };
 }

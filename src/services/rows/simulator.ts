@@ -19,13 +19,12 @@ import {
   readStoredRows,
   SIM_OPERATIONS,
   STAGES,
-  type PlannedStage,
+  type BoundValues,
   type RowPick,
   type SimOperation,
   type SimPolicy,
-  type SimRow,
 } from './simulator-plan.ts';
-import { reasonOf, stageOutcome, type RowReport, type StageOutcome } from './simulator-report.ts';
+import { explainRow, type RowReport } from './simulator-report.ts';
 
 /** At most this many rows are explained per request (row_ids, limit). */
 export const MAX_SIMULATED_ROWS = 100;
@@ -40,12 +39,15 @@ export interface SimulateInput {
   values?: Record<string, unknown>;
 }
 
+/** A policy as the answer lists it: its validation error in the flat shape. */
+export type SimulatedPolicy = Omit<SimPolicy, 'error'> & { error: { code: string; message: string; details: unknown } | null };
+
 export interface Simulation {
   operation: SimOperation;
   as: string;
   auth: AuthContext | null;
   stages: string[];
-  policies: (Omit<SimPolicy, 'error'> & { valid: boolean; error: { code: string; message: string; details: unknown } | null })[];
+  policies: SimulatedPolicy[];
   rows: RowReport[];
 }
 
@@ -62,8 +64,10 @@ function checkInput(input: SimulateInput): SimOperation {
   } else if (input.values !== undefined && op !== 'UPDATE') {
     throw notApplicable('values', 'only INSERT (the candidate row) and UPDATE (the patch) take values.');
   }
+  // (the request schema says the same; the bound on the work is the service's own)
+  if ((input.row_ids?.length ?? 0) > MAX_SIMULATED_ROWS) throw new AppError('validation_failed.schema', { where: 'field', field: 'row_ids', reason: 'too_many' });
+  if ((input.limit ?? 1) > MAX_SIMULATED_ROWS || (input.limit ?? 1) < 1) throw new AppError('validation_failed.schema', { where: 'field', field: 'limit', reason: 'out_of_range' });
   if (input.row_ids !== undefined) {
-    if (input.row_ids.length > MAX_SIMULATED_ROWS) throw new AppError('validation_failed.schema', { where: 'field', field: 'row_ids', reason: 'too_many' });
     for (const field of ['filter', 'limit'] as const) if (input[field] !== undefined) throw notApplicable(field, 'row_ids names the rows to explain.');
   }
   return op;
@@ -84,62 +88,53 @@ export class PolicySimulator {
     const { schema, table } = await tableById(this.schemas, projectId, tableId);
     const store = await this.engine.project(projectId);
     const auth = await authOfActingAs(store, this.endUsers, as);
-    const stored = await this.policies.ofTable(store, table.id);
-    const now = this.clock.now();
+    const policies = await this.policies.ofTable(store, table.id);
     const scope = new Scope(await this.engine.data(projectId, schema.version), table, this.engine, () => null, auth);
-    const values = input.values === undefined ? null : this.checkValues(scope, op, input.values, auth, now);
-    // an INSERT's candidate takes the id it would get (policies may read `id`); UPDATE binds its patch
-    if (op === 'INSERT' && !values!.has('id')) values!.set('id', await this.engine.dialect.nextId(scope.db, table.name));
-    const bound = values && values.size > 0 ? boundValues(this.engine.dialect, scope.types, values) : null;
-    const plan = planStages(this.policies, table, stored, op, { auth, now, after: bound });
-    const byId = new Map(plan.policies.map((p) => [p.policy_id, { ...p, valid: p.error === null }]));
-    const explain = (id: number, r: SimRow | undefined) => this.report(op, plan.stages, id, r, { op, anonymous: auth === null, policies: byId });
+    const now = this.clock.now();
+    const values = input.values === undefined ? null : await this.bind(scope, op, input.values, now);
+    const plan = planStages(this.policies, table, policies, op, { auth, now, after: values });
+    const ctx = { op, anonymous: auth === null, policies: new Map(plan.policies.map((p) => [p.policy_id, p])) };
     let rows: RowReport[];
     if (op === 'INSERT') {
-      const candidate = await readCandidate(scope, plan.stages, bound!);
-      rows = [{ ...explain(Number(values!.get('id')), candidate), exists: false, candidate: true }];
+      const candidate = await readCandidate(scope, plan.stages, values!);
+      rows = [{ ...explainRow(plan.stages, Number(candidate.row.id), candidate, ctx), exists: false, candidate: true }];
     } else {
       const pick = this.pick(input);
-      const found = await readStoredRows(scope, plan.stages, pick, op === 'UPDATE' ? bound : null);
-      const byRow = new Map(found.map((r) => [Number(r.row.id), r]));
-      rows = 'ids' in pick ? pick.ids.map((id) => explain(id, byRow.get(id))) : found.map((r) => explain(Number(r.row.id), r));
+      const found = await readStoredRows(scope, plan.stages, pick, op === 'UPDATE' ? values : null);
+      const byId = new Map(found.map((r) => [Number(r.row.id), r]));
+      rows = ('ids' in pick ? pick.ids : [...byId.keys()]).map((id) => explainRow(plan.stages, id, byId.get(id), ctx));
     }
     return {
       operation: op,
       as: actingAsText(as),
       auth: auth && { id: auth.id, email: auth.email, role: auth.role, email_verified: auth.email_verified },
       stages: STAGES[op],
-      policies: plan.policies.map(({ error, ...p }) => ({ ...p, valid: error === null, error: error && errorBody(invalidExpression(error)) })),
+      policies: plan.policies.map((p) => ({ ...p, error: p.error && errorBody(invalidExpression(p.error)) })),
       rows,
     };
   }
 
-  /** INSERT: the candidate as it would be stored (defaults, $auth.* markers); UPDATE: the patch. Checked as the passthrough checks a body. */
-  private checkValues(scope: Scope, op: SimOperation, body: Record<string, unknown>, auth: AuthContext | null, now: Date): RowValues {
+  /**
+   * `values` checked as the passthrough checks a body and bound for the check stage: INSERT's
+   * candidate as it would be stored (defaults, $auth.* markers, and the id it would get, which
+   * policies may read), or UPDATE's patch (null when empty: the check reads the row as it is).
+   */
+  private async bind(scope: Scope, op: SimOperation, body: Record<string, unknown>, now: Date): Promise<BoundValues | null> {
     const columns = scope.table.columns;
-    if (op === 'UPDATE') return checkObject(body, inputOptions(columns, null, null));
-    const given = checkObject(body, inputOptions(columns, MAX_EXPLICIT_ID, null));
-    return completeForInsert([given], columns, new Set(given.keys()), false, auth, now)[0]!;
+    let row: RowValues;
+    if (op === 'UPDATE') {
+      row = checkObject(body, inputOptions(columns, null, null));
+    } else {
+      const given = checkObject(body, inputOptions(columns, MAX_EXPLICIT_ID, null));
+      row = completeForInsert([given], columns, new Set(given.keys()), false, scope.auth, now)[0]!;
+      if (!row.has('id')) row.set('id', await this.engine.dialect.nextId(scope.db, scope.table.name));
+    }
+    return row.size > 0 ? boundValues(this.engine.dialect, scope.types, row) : null;
   }
 
   private pick(input: SimulateInput): RowPick {
     if (input.row_ids !== undefined) return { ids: [...new Set(input.row_ids)] };
     return { filter: input.filter ?? 'all', limit: input.limit ?? DEFAULT_SIMULATED_ROWS };
-  }
-
-  private report(op: SimOperation, stages: PlannedStage[], id: number, r: SimRow | undefined, ctx: Parameters<typeof reasonOf>[2]): RowReport {
-    if (!r) return { id, exists: false, row: null, allowed: false, stages: {}, reason: `No row with id ${id} exists.` };
-    const outcomes: RowReport['stages'] = {};
-    let at = 0;
-    for (const s of stages) {
-      outcomes[s.stage] = stageOutcome(s.policyIds, r.truths.slice(at, at + s.policyIds.length));
-      at += s.policyIds.length;
-    }
-    const names = stages.map((s) => s.stage);
-    const allowed = names.every((s) => (outcomes[s] as StageOutcome).passed);
-    // an UPDATE without values checks the row as it is
-    const after = op === 'UPDATE' ? { after: r.after ?? r.row } : {};
-    return { id, exists: true, row: r.row, ...after, allowed, stages: outcomes, reason: reasonOf(names, outcomes, ctx) };
   }
 }
 
