@@ -20,6 +20,9 @@ import { emailTemplateRoutes } from './http/routes/email-templates.ts';
 import { emailFlowRoutes } from './http/routes/email-flows.ts';
 import { functionRoutes } from './http/routes/functions.ts';
 import { supabaseCompatRoutes } from './http/routes/compat/index.ts';
+import { consoleRoutes } from './http/console.ts';
+import { ROOT } from './bundles.ts';
+import { join } from 'node:path';
 import { installCors } from './http/cors.ts';
 import { installOpenApi } from './http/openapi.ts';
 import { decoratePlatformRequest } from './http/platform-auth.ts';
@@ -44,9 +47,11 @@ export interface AppDeps {
   /** Where logs go (default stdout); tests pass a stream to read them. */
   /** the service's logger (main.ts); absent: one on standard output at the configured level */
   logger?: Logger;
+  /** the built owner console (default dist/console/; tests pass their own) */
+  consoleDir?: string;
 }
 
-export async function buildApp({ config, engine, services, logger }: AppDeps): Promise<FastifyInstance> {
+export async function buildApp({ config, engine, services, logger, consoleDir }: AppDeps): Promise<FastifyInstance> {
   const app = createServer(config, logger ?? createLogger(config.logLevel), services.metrics);
   refuseConnect(app);
   installRequestGate(app);
@@ -60,6 +65,7 @@ export async function buildApp({ config, engine, services, logger }: AppDeps): P
   decorateDataPlaneRequest(app);
   await installOpenApi(app);
   registerRoutes(app, config, engine, services);
+  consoleRoutes(app, consoleDir ?? join(ROOT, 'dist', 'console'));
   await app.ready();
   return app;
 }

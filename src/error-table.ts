@@ -47,6 +47,8 @@ const REQUEST = {
   'not_found.route': { status: 404, message: 'No such route.', details: { method: '{{method}}', path: '{{path}}' } },
   'not_found.resource': { status: 404, message: 'No such resource.' },
   'not_found.deleted': { status: 404, message: 'No such resource: it was deleted meanwhile.' },
+  'not_found.console': { status: 404, message: 'The console is not built.', hint: 'Run npm run build (the console needs the development dependencies to build).' },
+  'not_found.console_file': { status: 404, message: 'No such console file.' },
   internal_error: { status: 500, message: 'An unexpected error occurred (request id {{request_id}}).', details: { request_id: '{{request_id}}' } },
   rate_limited: { status: 429, message: 'Too many requests; try again later.', headers: { 'Retry-After': '{{retry_after}}' } },
   shutting_down: {

@@ -68,7 +68,9 @@ async function start() {
   if (config.email.allowPrivateHosts) warn('EMAIL_ALLOW_PRIVATE_HOSTS is on: projects may send through loopback and private SMTP hosts. Never use this in production.');
   const app = await buildApp({ config, engine, services, logger: log });
   await step(`cannot listen on ${config.host}:${config.port}: `, () => app.listen({ port: config.port, host: config.host }));
-  app.log.info(`baseplate serving on port ${config.port} with the ${engine.kind} engine`);
+  const port = (app.server.address() as { port: number }).port;
+  const consoleUrl = config.appUrl === `http://localhost:${config.port}/` ? `http://localhost:${port}/` : config.appUrl;
+  app.log.info(`baseplate serving on port ${port} with the ${engine.kind} engine; the console: ${consoleUrl}`);
   return { app, services, engine, shutdownTimeoutMs: config.shutdownTimeoutMs };
 }
 

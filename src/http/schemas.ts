@@ -88,6 +88,8 @@ export const PolicyPatch = Type.Object(
   strict,
 );
 export type PolicyPatch = Static<typeof PolicyPatch>;
+export const PolicyValidate = Type.Object({ expression: Type.String({ maxLength: 65536 }) }, strict);
+export type PolicyValidate = Static<typeof PolicyValidate>;
 
 export const EndUserCredentials = Type.Object({ email: Email, password: Password }, strict);
 export type EndUserCredentials = Static<typeof EndUserCredentials>;

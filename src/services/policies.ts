@@ -126,6 +126,13 @@ export class PolicyService {
     return rows.map(toPolicy);
   }
 
+  /** Validates an expression against the table as create would, storing nothing (the console's live check). */
+  async check(projectId: string, tableId: string, expression: string): Promise<{ valid: true }> {
+    const { info } = await this.table(projectId, tableId);
+    this.checkInput({ expression }, columnsOf(info));
+    return { valid: true };
+  }
+
   async create(projectId: string, tableId: string, input: { name: string; operation: string; expression: string; enabled?: boolean }): Promise<Policy> {
     const { db, info } = await this.table(projectId, tableId);
     const operation = input.operation.toUpperCase() as PolicyOperation;

@@ -28,6 +28,12 @@ export function policyRoutes(app: FastifyInstance, accounts: AccountService, pro
     reply.status(201).send(await policies.create(projectOf(req).id, req.params.table_id, req.body)),
   );
 
+  app.post<PT & { Body: S.PolicyValidate }>(
+    `${base}/validate`,
+    { schema: { tags, security, summary: 'Check an expression against the table as create would (200 { valid: true } or 422); stores nothing', body: S.PolicyValidate }, ...owned },
+    async (req) => policies.check(projectOf(req).id, req.params.table_id, req.body.expression),
+  );
+
   app.patch<PTP & { Body: S.PolicyPatch }>(
     `${base}/:policy_id`,
     {
