@@ -66,8 +66,9 @@ export function integrityProblems(file: string): string[] {
  * lock is granted only to a sole user; a file that is no database at all is no server's.
  */
 export function openElsewhere(file: string): boolean {
-  const db = new Database(file, { fileMustExist: true, timeout: 0 });
+  let db: Database.Database | undefined;
   try {
+    db = new Database(file, { fileMustExist: true, timeout: 0 });
     db.pragma('locking_mode = EXCLUSIVE');
     db.exec('BEGIN EXCLUSIVE');
     db.exec('ROLLBACK');
@@ -75,7 +76,7 @@ export function openElsewhere(file: string): boolean {
   } catch (err) {
     return String((err as { code?: unknown }).code ?? '').startsWith('SQLITE_BUSY');
   } finally {
-    db.close();
+    db?.close();
   }
 }
 
