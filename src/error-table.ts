@@ -317,6 +317,13 @@ const ROWS = {
     message: 'The query is too large or too complex ({{reason}}).',
     details: { param: '{{param}}', reason: '{{reason}}', limit: '{{limit}}' },
   },
+  /** a statement past the engine's bound on parameters: the table's policies (each bound once per use) with the request's filters or body */
+  'query_too_complex.bound_values': {
+    status: 400,
+    message: 'The query is too large or too complex (too_many_bound_values): with the table\'s row-level security policies it needs more bound values than the database accepts.',
+    details: { reason: 'too_many_bound_values', limit: '{{limit}}' },
+    hint: 'Narrow the filter or send fewer rows; the owner can shorten the table\'s policies (their literals).',
+  },
   range_not_satisfiable: { status: 416, message: 'The requested range is not satisfiable.', details: { range: '{{range}}', reason: '{{reason}}' } },
   unsupported_order: {
     status: 400,

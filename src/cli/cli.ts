@@ -47,7 +47,7 @@ const COMMANDS: Record<string, Command> = {
     force: true,
     summary: 'restore a backup of `baseplate backup` into DATA_DIR (server stopped)',
     details:
-      'Checks every file against the manifest and with PRAGMA integrity_check, then moves them into DATA_DIR,\nwhich must be empty or missing. --force replaces the Baseplate files of a non-empty DATA_DIR.\nWith DATABASE_URL set, use pg_restore instead (README, "Backups").',
+      'Checks every file against the manifest and with PRAGMA integrity_check, then moves them into DATA_DIR,\nwhich must be empty or missing. --force replaces the Baseplate files of a non-empty DATA_DIR\n(never while a server has it open).\nWith DATABASE_URL set, use pg_restore instead (README, "Backups").',
     run: async ([dir], force, ctx) => (await import('./restore.ts')).restore(config(), dir!, force, ctx),
   },
   version: {

@@ -7,7 +7,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Config } from '../config.ts';
-import { integrityProblems, projectIds } from '../storage/sqlite/sqlite-backup.ts';
+import { integrityProblems, openElsewhere, projectIds } from '../storage/sqlite/sqlite-backup.ts';
 import { BackupError, copyFile, MANIFEST, readManifest, syncDir, type CommandContext, type Manifest } from './manifest.ts';
 
 /** The files of DATA_DIR a restore replaces (with --force), the WAL beside a database included. */
@@ -57,6 +57,9 @@ export async function restore(config: Config, dir: string, force: boolean, { say
   const dataDir = resolve(config.dataDir);
   if (existingEntries(dataDir).length > 0 && !force)
     throw new BackupError(`DATA_DIR ${dataDir} is not empty: restore replaces nothing unless told to with --force (stop the server first)`);
+  // replacing the files under a running server would lose every write it acknowledges afterwards
+  if (existsSync(join(dataDir, 'platform.db')) && openElsewhere(join(dataDir, 'platform.db')))
+    throw new BackupError(`DATA_DIR ${dataDir} is in use: a server has its platform.db open; stop it first (nothing was changed)`);
   mkdirSync(dataDir, { recursive: true });
   const staging = mkdtempSync(join(dataDir, '.restore-'));
   try {

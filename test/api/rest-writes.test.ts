@@ -259,6 +259,8 @@ await describeEngines('rest passthrough writes', (ctx) => {
     ['PATCH unknown column', 'PATCH', 'notes?slug=eq.a', { nope: 1 }, 400, 'unknown_column'],
     ['PATCH wrong type', 'PATCH', 'notes?slug=eq.a', { n: 'x' }, 422, 'invalid_value'],
     ['negative id in body', 'POST', 'notes', { id: -5 }, 422, 'invalid_value'],
+    // three rows are two statements (slices are powers of two): the first must not stay written
+    ['a duplicate third row of a bulk insert', 'POST', 'notes', [{ slug: 'u1' }, { slug: 'u2' }, { slug: 'u1' }], 409, 'unique_violation'],
   ];
   for (const [name, method, path, body, status, code] of badInput) {
     test(`bad input: ${name} -> ${status} ${code}, nothing changed`, async () => {

@@ -61,6 +61,11 @@ await describeEngines('row-level security', (ctx) => {
       403,
       'rls_violation',
     );
+    // three and five rows: more than one statement each (a statement takes a power of two of them)
+    for (const n of [3, 5]) {
+      const body = [...Array.from({ length: n - 1 }, (_, i) => ({ title: `ok${i}`, created_by: alice.id })), { title: 'forged', created_by: bob.id }];
+      expectError(await d.rest('POST', 'docs', { user: alice.token, body }), 403, 'rls_violation');
+    }
     assert.deepEqual(await rows(), before, 'nothing written');
     const ok = await d.rest('POST', 'docs', { user: alice.token, body: { title: 'a3' } });
     assert.equal(ok.status, 201);

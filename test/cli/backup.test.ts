@@ -151,6 +151,18 @@ if (engines.includes('sqlite')) {
       assert.equal(forced.code, 0, forced.stderr);
       assert.deepEqual(readdirSync(restored).sort(), ['master.key', 'platform.db', 'projects']);
 
+      // --force over a DATA_DIR a server is running on: refused, the server's files untouched
+      const running = await startServer({ DATA_DIR: restored, MASTER_KEY: '' });
+      try {
+        const files = () => readdirSync(restored).sort().map((f) => [f, statSync(join(restored, f)).ino]);
+        const before = files();
+        await expectFailure(['restore', backupDir, '--force'], restored, /^baseplate restore: DATA_DIR .*restored is in use: a server has its platform\.db open; stop it first \(nothing was changed\)/);
+        assert.deepEqual(files(), before);
+        assert.equal((await callServer(running.base, 'GET', `/projects/${p.id}`, { token: owner })).status, 200, 'the server still serves its data');
+      } finally {
+        await running.stop();
+      }
+
       // a damaged byte: the checksum says so, and DATA_DIR stays as it was
       const file = join(backupDir, 'projects', `${p.id}.db`);
       const good = readFileSync(file);

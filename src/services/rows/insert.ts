@@ -166,7 +166,8 @@ export class Inserter {
       await batch.pass(tx, plan.generated, generatedBy);
       return batch.placement.written();
     };
-    if (req.target === null && plan.explicit.length === 0 && plan.generated.length <= newBatch().rowsPerStatement(generatedBy)) {
+    // one slice is one statement (slices are powers of two: three rows are two statements)
+    if (req.target === null && plan.explicit.length === 0 && slices(plan.generated, newBatch().rowsPerStatement(generatedBy)).length <= 1) {
       check(plan.generated.length);
       return run(db);
     }

@@ -6,6 +6,9 @@ import { AppError } from '../../errors.ts';
 import type { Db, RowFailure, SqlParam } from '../engine.ts';
 import { quoteIdent, UniqueViolation, NotNullViolation, QueryTimeout, DatabaseUnavailable, StoreMissing, ROW_FAILURES } from '../engine.ts';
 
+/** The most parameters one statement may carry (the wire protocol's Bind message counts them in 16 bits). */
+const PG_MAX_PARAMS = 65535;
+
 /** The SQLSTATE of bp_assert (schema.ts, migration 0004_row_assertion): a class no server uses. */
 export const ASSERTION_SQLSTATE = 'BP001';
 
@@ -151,6 +154,8 @@ class Lease {
 
   /** `name`: run as that prepared statement */
   async query(text: string, values: readonly SqlParam[], opts: { timeoutMs?: number; name?: string } = {}): Promise<pg.QueryResult> {
+    // the protocol counts parameters in 16 bits: pg would send a malformed Bind message
+    if (values.length > PG_MAX_PARAMS) throw new AppError('query_too_complex.bound_values', { limit: PG_MAX_PARAMS });
     const config: pg.QueryConfig = { text, values: values as unknown[] };
     // query_timeout (per query; pg reads it, its types omit it) overrides the pool's for this statement
     if (opts.timeoutMs) Object.assign(config, { query_timeout: opts.timeoutMs });

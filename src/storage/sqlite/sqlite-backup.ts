@@ -60,6 +60,26 @@ export function integrityProblems(file: string): string[] {
   }
 }
 
+/**
+ * Whether another connection has the database open (a running server keeps its platform file open
+ * while it runs). In WAL mode every open connection holds a shared lock on the file, so an exclusive
+ * lock is granted only to a sole user; a file that is no database at all is no server's.
+ */
+export function openElsewhere(file: string): boolean {
+  let db: Database.Database | undefined;
+  try {
+    db = new Database(file, { fileMustExist: true, timeout: 0 });
+    db.pragma('locking_mode = EXCLUSIVE');
+    db.exec('BEGIN EXCLUSIVE');
+    db.exec('ROLLBACK');
+    return false;
+  } catch (err) {
+    return String((err as { code?: unknown }).code ?? '').startsWith('SQLITE_BUSY');
+  } finally {
+    db?.close();
+  }
+}
+
 /** The ids of the projects a platform file lists. */
 export function projectIds(platformFile: string): string[] {
   const db = openReadOnly(platformFile);

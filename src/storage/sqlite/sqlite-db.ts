@@ -12,6 +12,9 @@ import { tallyRows } from './sqlite-tally.ts';
 import { ASSERTION_CODE } from './sqlite-functions.ts';
 import type { ConnectionStatements, StatementCache } from './sqlite-statement-cache.ts';
 
+/** SQLITE_MAX_VARIABLE_NUMBER of better-sqlite3's SQLite (SQLite's default since 3.32) */
+const SQLITE_MAX_PARAMS = 32766;
+
 /** how long a main-thread statement waits for another connection's write lock, asynchronously */
 const BUSY_WAIT_MS = 5000;
 
@@ -32,6 +35,8 @@ export function translateSqliteError(err: unknown): unknown {
   if (e?.code === 'SQLITE_INTERRUPT') return new QueryTimeout(); // the statement deadline (sqlite-deadline.ts)
   // a write's own check failed (Dialect.assertTrue); the statement left nothing
   if (e?.code === ASSERTION_CODE && ROW_FAILURES.has(e.message ?? '')) return new AppError(e.message as RowFailure);
+  // more parameters than SQLITE_MAX_VARIABLE_NUMBER (the table's policies are bound at each use)
+  if (e?.code === 'SQLITE_ERROR' && e.message === 'too many SQL variables') return new AppError('query_too_complex.bound_values', { limit: SQLITE_MAX_PARAMS });
   // another connection of the project (a long write in a worker) held the write lock past the wait
   if (isBusy(err)) return projectBusy();
   if (e?.code === 'SQLITE_CONSTRAINT_NOTNULL') {
