@@ -28,7 +28,7 @@ import { installOpenApi } from './http/openapi.ts';
 import { decoratePlatformRequest } from './http/platform-auth.ts';
 import { decorateDataPlaneRequest } from './http/data-plane-auth.ts';
 import { installRequestLog, logRequest } from './http/request-log.ts';
-import { installMetrics, UNMATCHED_ROUTE } from './http/metrics.ts';
+import { installMetrics, metricsRoute, UNMATCHED_ROUTE } from './http/metrics.ts';
 import type { Metrics } from './lib/metrics.ts';
 import { createLogger, type Logger } from './lib/logger.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './rest-query/values.ts';
@@ -58,12 +58,13 @@ export async function buildApp({ config, engine, services, logger, consoleDir }:
   installJsonBodyParser(app);
   installErrorHandling(app);
   installRequestLog(app);
-  if (services.metrics) installMetrics(app, services.metrics, config.metrics.token);
+  if (services.metrics) installMetrics(app, services.metrics);
   await installCors(app, config.corsOrigins);
   // the request context the auth hooks resolve once (http/platform-auth.ts, http/data-plane-auth.ts)
   decoratePlatformRequest(app);
   decorateDataPlaneRequest(app);
   await installOpenApi(app);
+  if (services.metrics) metricsRoute(app, services.metrics, config.metrics.token);
   registerRoutes(app, config, engine, services);
   consoleRoutes(app, consoleDir ?? join(ROOT, 'dist', 'console'));
   await app.ready();

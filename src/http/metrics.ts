@@ -24,20 +24,30 @@ function tokenGuard(token: string | null): (request: FastifyRequest) => void {
   };
 }
 
-export function installMetrics(app: FastifyInstance, metrics: Metrics, token: string | null): void {
+/** Counts every answer (before any route exists, so that each one is counted). */
+export function installMetrics(app: FastifyInstance, metrics: Metrics): void {
   app.addHook('onResponse', async (request: FastifyRequest, reply: FastifyReply) => {
     metrics.httpRequest(request.method, request.routeOptions.url ?? UNMATCHED_ROUTE, reply.statusCode, reply.elapsedTime / 1000);
     const refusal = reply.errorCode === null ? undefined : REFUSED_AS[reply.errorCode];
     if (refusal) metrics.refused(refusal);
   });
+}
 
+/**
+ * GET /metrics, registered after the API description is installed so that it is documented: a
+ * text answer, and the bearer token only when METRICS_TOKEN is set (then 401 without it).
+ */
+export function metricsRoute(app: FastifyInstance, metrics: Metrics, token: string | null): void {
   const guard = tokenGuard(token);
   app.get(
     '/metrics',
     {
       schema: {
         tags: ['operations'],
+        operationId: 'getMetrics',
         summary: 'Metrics in the Prometheus text format (with METRICS_TOKEN set: Authorization: Bearer <token>)',
+        ...(token === null ? {} : { security: [{ metricsToken: [] }] }),
+        response: { 200: { description: 'The metrics, in the Prometheus text exposition format 0.0.4', content: { 'text/plain': { schema: { type: 'string' } } } } },
       },
       onRequest: async (request) => guard(request),
     },

@@ -52,6 +52,7 @@ const CREDENTIAL_CODES: Record<string, readonly string[]> = {
   userToken: ['invalid_user_token'],
   supabaseKey: ['missing_api_key', 'invalid_api_key'],
   supabaseSession: [],
+  metricsToken: ['missing_token', 'invalid_token'],
 };
 
 const DEFAULT_ERROR = json(
@@ -198,6 +199,7 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
           userToken: { type: 'apiKey', in: 'header', name: 'X-User-Token', description: 'End-user token from POST /{project_id}/auth/login; without it the caller is anonymous' },
           supabaseKey: { type: 'apiKey', in: 'header', name: 'apikey', description: 'The project API key, as supabase-js sends it' },
           supabaseSession: { type: 'http', scheme: 'bearer', description: "supabase-js: the signed-in end user's access_token (before sign-in, the key again)" },
+          metricsToken: { type: 'http', scheme: 'bearer', description: 'METRICS_TOKEN: GET /metrics requires it only when the server sets it' },
         },
       },
     },

@@ -6,6 +6,7 @@ import { Type, type Static, type TProperties, type TSchema, type TUnsafe } from 
 import { COLUMN_TYPES } from '../services/column-values.ts';
 import { PERMISSIONS } from '../services/keys.ts';
 import { OPERATIONS } from '../services/policies.ts';
+import { SIM_OPERATIONS, STAGES } from '../services/rows/simulator-plan.ts';
 import { SMTP_PORTS, ENCRYPTIONS } from '../services/email-config.ts';
 import { TEMPLATE_KEYS } from '../email/templates.ts';
 
@@ -61,14 +62,16 @@ const keyFields = {
 export const ApiKey = Obj('ApiKey', keyFields, 'A project API key, without its secret');
 export const ApiKeyWithSecret = Obj('ApiKeyWithSecret', { ...keyFields, key: Token }, 'A new key: `key` is its plaintext, returned this once');
 
-export const Policy = Obj('Policy', {
+const policyFields = {
   policy_id: OpaqueId,
   name: Type.String(),
   operation: OneOf(OPERATIONS),
   expression: Type.String(),
   enabled: Type.Boolean(),
   created_at: Timestamp,
-});
+};
+export const Policy = Obj('Policy', policyFields);
+export const PolicyValid = Obj('PolicyValid', { valid: Type.Literal(true) }, 'The expression validates against the table as it is now');
 
 export const EndUser = Obj('EndUser', {
   id: Type.Integer({ minimum: 1 }),
@@ -149,8 +152,42 @@ export const GotrueSession = Obj('GotrueSession', {
 export const GotrueUserEnvelope = Obj('GotrueUserEnvelope', { user: GotrueUser });
 export const Empty = Obj('Empty', {}, 'An empty object');
 
+const ErrorDetails = Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.String(), Type.Null()], {
+  description: 'Machine-readable: for a field, { field, reason } and, where a rule has one, min, max or allowed',
+});
+
 /** A row of a project table: its columns are the table's own, so any JSON values. */
 export const Row = named('Row', Type.Record(Type.String(), Type.Unknown(), { description: "A row: the table's columns (id first) as JSON values" }));
+
+const StageName = OneOf([...new Set(Object.values(STAGES).flat())]);
+const StageOutcome = Obj('SimulatedStage', {
+  open: Type.Boolean({ description: 'No enabled policy takes part in this stage: every row passes' }),
+  passed: Type.Boolean(),
+  results: Type.Record(Type.String(), Nullable(Type.Boolean()), { description: 'Each policy taking part, by policy_id: true, false, or null (SQL NULL: no match either)' }),
+});
+/** The policy simulator's answer (services/rows/simulator.ts). */
+export const Simulation = Obj('Simulation', {
+  operation: OneOf(SIM_OPERATIONS),
+  as: Type.String({ description: '`anonymous` or `end_user:{id}`' }),
+  auth: Nullable(Obj('SimulatedCaller', { id: Type.Integer(), email: Type.String(), role: Nullable(Type.String()), email_verified: Type.Boolean() }, "The end user's view in the policies ($auth.*); null for an anonymous caller")),
+  stages: Type.Array(StageName, { description: 'The stages the operation runs, in order' }),
+  policies: Type.Array(Obj('SimulatedPolicy', {
+    ...policyFields,
+    stages: Type.Array(StageName, { description: 'The stages of this operation it takes part in ([] when disabled or for another operation)' }),
+    valid: Type.Boolean({ description: 'false: it no longer validates against the table (a column renamed or dropped) and matches no row' }),
+    error: Nullable(Type.Object({ code: Type.String(), message: Type.String(), details: ErrorDetails }, { additionalProperties: false })),
+  })),
+  rows: Type.Array(Obj('SimulatedRow', {
+    id: Type.Integer({ description: 'For INSERT the id the row would get' }),
+    exists: Type.Boolean(),
+    row: Nullable(Row),
+    after: Type.Optional(Row),
+    candidate: Type.Optional(Type.Literal(true)),
+    allowed: Type.Boolean(),
+    stages: Type.Object({ select: Type.Optional(StageOutcome), update: Type.Optional(StageOutcome), delete: Type.Optional(StageOutcome), check: Type.Optional(StageOutcome) }, { additionalProperties: false }),
+    reason: Type.String({ description: 'One sentence: what let the row through, or the stage that hid or refused it and why' }),
+  })),
+}, 'Which rows the caller could read or change, and which policy decided it, stage by stage; nothing is written');
 
 /** Anything a function returns. */
 export const AnyJson = Type.Unknown({ description: 'Any JSON value' });
@@ -160,9 +197,7 @@ export const ErrorBody = named('Error', Type.Object(
   {
     code: Type.String({ description: 'snake_case; the codes each operation can answer are listed per status' }),
     message: Type.String({ description: 'One human sentence' }),
-    details: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.String(), Type.Null()], {
-      description: 'Machine-readable: for a field, { field, reason } and, where a rule has one, min, max or allowed',
-    }),
+    details: ErrorDetails,
     hint: Nullable(Type.String()),
   },
   { additionalProperties: false },

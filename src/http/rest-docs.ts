@@ -3,7 +3,7 @@
 // there would turn the grammar's own errors into schema errors, and a repeated filter into a
 // type error. So they are documented only (openapi.ts documentOnly), and the responses like any
 // route's. The columns are each table's own: filters are one free-form parameter.
-import { Type, type TSchema } from '@sinclair/typebox';
+import { Type, type TProperties, type TSchema } from '@sinclair/typebox';
 import type { FastifySchema } from 'fastify';
 import * as R from './response-schemas.ts';
 import { documentOnly, type ErrorCodes } from './openapi.ts';
@@ -12,7 +12,7 @@ export type RestMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
 const Text = (description: string) => Type.Optional(Type.String({ description }));
 
-const Query = Type.Object({
+const QUERY = {
   select: Text('Columns to return: `a,b,alias:c` (default `*`)'),
   order: Text('`col[.asc|.desc][.nullsfirst|.nullslast],…`'),
   limit: Text('At most this many rows (capped by the server’s MAX_ROWS)'),
@@ -27,7 +27,7 @@ const Query = Type.Object({
         "Column filters, one query parameter per column (form style, exploded): `column=[not.]op.value` with op one of eq, neq, gt, gte, lt, lte, like, ilike (`*` as `%`), in (`in.(a,\"b,c\")`), is (null, not_null, true, false). A column may be filtered several times; the columns are the table's own.",
     }),
   ),
-});
+};
 
 const Headers = (method: RestMethod) =>
   Type.Object({
@@ -120,21 +120,45 @@ function shape(method: RestMethod, single: boolean): Shape {
   }
 }
 
+/** Who calls: the security, operationId and tags of the operations, and what differs from the passthrough's own door. */
+export interface RestDoor {
+  tags: string[];
+  security: FastifySchema['security'];
+  operationId: string;
+  description?: string;
+  /** the path parameters (default: the passthrough's project_id, table and id) */
+  params?: TSchema;
+  /** query parameters besides the grammar's (the owner's `as`) */
+  query?: TProperties;
+  /** false: the caller holds every table permission, so no 403 insufficient_permission (the owner's row routes) */
+  keyPermissions?: boolean;
+}
+
+/** The codes of a caller that holds every table permission: 403 only where a policy can refuse a write. */
+function withoutKeyPermissions(errors: ErrorCodes): ErrorCodes {
+  const { 403: forbidden = [], ...rest } = errors;
+  const left = forbidden.filter((c) => c !== 'insufficient_permission');
+  return left.length > 0 ? { ...rest, 403: left } : rest;
+}
+
 /**
  * The schema and config of one passthrough operation: `door` names the security and the
- * operationId's prefix (the supabase-js door takes the key in `apikey`).
+ * operationId (the supabase-js door takes the key in `apikey`; the owner's row routes a platform
+ * token, a table id and `as`).
  */
-export function restOperation(method: RestMethod, single: boolean, door: { tags: string[]; security: FastifySchema['security']; operationId: string }) {
+export function restOperation(method: RestMethod, single: boolean, door: RestDoor) {
   const s = shape(method, single);
   const schema: FastifySchema = {
     tags: door.tags,
     security: door.security,
     operationId: door.operationId,
     summary: s.summary,
+    ...(door.description ? { description: door.description } : {}),
     response: s.response,
-    errors: s.errors,
+    errors: door.keyPermissions === false ? withoutKeyPermissions(s.errors) : s.errors,
     // a write that returns nothing (Prefer: return=minimal) answers its status without a body
     ...(method === 'POST' ? { 'x-body-optional': [201] } : {}),
   };
-  return { schema, config: documentOnly({ params: Path(single), querystring: Query, headers: Headers(method), ...(s.body ? { body: s.body } : {}) }) };
+  const parts = { params: door.params ?? Path(single), querystring: Type.Object({ ...door.query, ...QUERY }), headers: Headers(method) };
+  return { schema, config: documentOnly({ ...parts, ...(s.body ? { body: s.body } : {}) }) };
 }

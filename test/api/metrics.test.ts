@@ -78,6 +78,8 @@ await describeEngines(
       const res = await ctx().app.inject({ method: 'GET', url: '/metrics' });
       assert.equal(res.statusCode, 200);
       assert.match(String(res.headers['content-type']), /^text\/plain; version=0\.0\.4/);
+      const described = (await ctx().req('GET', '/openapi.json')).body.paths['/metrics'].get;
+      assert.deepEqual([described.security, Object.keys(described.responses['200'].content)], [undefined, ['text/plain']], 'documented: text, no credential without METRICS_TOKEN');
       for (const name of ['process_resident_memory_bytes', 'nodejs_eventloop_lag_seconds', 'nodejs_gc_duration_seconds', 'nodejs_heap_size_used_bytes', 'baseplate_http_requests_total', 'baseplate_http_request_duration_seconds', 'baseplate_db_gate_slots'])
         assert.match(res.body, new RegExp(`^# TYPE ${name} `, 'm'), name);
     });
@@ -286,6 +288,9 @@ for (const kind of engines) {
       assert.match(String(ok.body), /baseplate_http_requests_total/);
       // the refused scrapes are requests like any other
       assert.ok(parse(String(ok.body)).some((s) => s.name === 'baseplate_http_requests_total' && s.labels.route === '/metrics' && s.labels.status === '401'));
+      const doc = (await t.req('GET', '/openapi.json')).body;
+      assert.deepEqual(doc.paths['/metrics'].get.security, [{ metricsToken: [] }], 'the document requires the token');
+      assert.deepEqual(doc.paths['/metrics'].get.responses['401'].content['application/json'].schema.allOf[1].properties.code.enum, ['invalid_token', 'missing_token']);
     } finally {
       await t.close();
     }
@@ -296,6 +301,7 @@ for (const kind of engines) {
     try {
       assert.equal(t.services.metrics, null);
       expectError(await t.req('GET', '/metrics'), 404, 'not_found');
+      assert.equal((await t.req('GET', '/openapi.json')).body.paths['/metrics'], undefined, 'nor in the document');
       assert.equal((await t.req('GET', '/health')).status, 200);
     } finally {
       await t.close();

@@ -77,6 +77,22 @@ export async function run(baseUrl: string, email: string) {
     querySerializer: { object: { style: 'form', explode: true } },
   });
   const rows: Row | Row[] = must(read, 'select');
+
+  // the owner's view of the same rows as that end user, and the simulator's explanation
+  const ownerPath = { id: project.id, table_id: table.id };
+  const asEndUser = 'end_user:' + registeredUser.user.id;
+  const seenAsUser = must(await client.GET('/projects/{id}/tables/{table_id}/rows', { headers: auth, params: { path: ownerPath, query: { as: asEndUser, select: 'title', order: 'id' } } }), 'owner rows');
+  const simulation = must(
+    await client.POST('/projects/{id}/tables/{table_id}/simulate', { headers: auth, params: { path: ownerPath }, body: { as: asEndUser, operation: 'update', row_ids: [1], values: { done: true } } }),
+    'simulate',
+  );
+  const first = simulation.rows[0];
+  const explained: { allowed: boolean; open: boolean | undefined; reason: string; callerId: number | undefined } = {
+    allowed: first.allowed,
+    open: first.stages.check?.open,
+    reason: first.reason,
+    callerId: simulation.auth?.id,
+  };
   return {
     accountId,
     wrongStatus: wrong.response.status,
@@ -88,6 +104,9 @@ export async function run(baseUrl: string, email: string) {
     inserted: Array.isArray(inserted) ? inserted.length : 1,
     rows,
     contentRange: read.response.headers.get('content-range'),
+    seenAsUser,
+    simulated: { operation: simulation.operation, stages: simulation.stages, after: first.after, ...explained },
+    userId: registeredUser.user.id,
   };
 }
 `;
@@ -97,6 +116,8 @@ const MISUSES: Record<string, string> = {
   'an unknown response field': "const r = await client.POST('/projects', { body: { name: 'x' } }); if (r.data) r.data.owner_id.toString();",
   'a body field of the wrong type': "await client.POST('/projects/{id}/keys', { params: { path: { id: 'p' } }, body: { name: 'k', permissions: 'select' } });",
   'a missing path parameter': "await client.GET('/projects/{id}/tables/{table_id}', { params: { path: { id: 'p' } } });",
+  'a simulation field the API does not have':
+    "const r = await client.POST('/projects/{id}/tables/{table_id}/simulate', { params: { path: { id: 'p', table_id: 't' } }, body: { as: 'anonymous', operation: 'SELECT' } }); if (r.data) r.data.rows[0].visible.toString();",
   'a column type the API does not have': "await client.POST('/projects/{id}/tables', { params: { path: { id: 'p' } }, body: { name: 't', columns: [{ name: 'a', type: 'varchar' }] } });",
 };
 
@@ -137,6 +158,16 @@ await describeEngines('typed client from /openapi.json', (ctx) => {
       assert.equal(out.inserted, 2);
       assert.deepEqual(out.rows, [{ id: 1, title: 'typed one' }], 'the select returns the inserted row the filter keeps');
       assert.equal(out.contentRange, '0-0/1');
+      assert.deepEqual(out.seenAsUser, [{ title: 'typed one' }, { title: 'typed two' }], 'the owner reads as the end user (no policy: every row)');
+      assert.deepEqual(out.simulated, {
+        operation: 'UPDATE',
+        stages: ['select', 'update', 'check'],
+        after: { id: 1, title: 'typed one', done: true },
+        allowed: true,
+        open: true,
+        reason: 'Allowed: no SELECT policy is enabled; no UPDATE policy is enabled; no UPDATE policy is enabled.',
+        callerId: out.userId,
+      });
 
       // a spec that lies about a field fails the same program
       const lying = structuredClone(doc);

@@ -136,7 +136,35 @@ async function endUserScenario(t: TestApp, s: { token: string; pid: string; key:
     ok(await fn('/sub/path', method), 200, `invoke a path (${method})`);
   }
   ok(await post('logout', undefined, user.token), 204, 'logout');
-  return { email: newEmail };
+  return { email: newEmail, userId: user.user.id as number };
+}
+
+/** The owner's row routes (as itself, anonymous and the end user), the simulator, the policy check, the metrics. */
+async function ownerRowsScenario(t: TestApp, s: { token: string; pid: string; table: { id: string } }, userId: number) {
+  const base = `/projects/${s.pid}/tables/${s.table.id}`;
+  const rows = (method: string, path: string, opts: { body?: unknown; headers?: Record<string, string> } = {}) => t.req(method, `${base}/rows${path}`, { token: s.token, ...opts });
+  const asUser = `as=end_user:${userId}`;
+  const [mine] = ok(await rows('POST', `?${asUser}`, { body: { title: 'as the user' } }), 201, 'owner insert as the end user');
+  assert.equal(mine.owner_id, userId, "the end user's $auth.id default");
+  ok(await rows('POST', '', { body: [{ title: 'x' }, { title: 'y' }], headers: { prefer: 'return=minimal' } }), 201, 'owner insert minimal');
+  assert.deepEqual(ok(await rows('GET', '?as=anonymous&select=id'), 200, 'owner read as anonymous'), [], 'no row passes owner_id = $auth.id for anonymous');
+  ok(await rows('GET', '?select=id,title&order=id', { headers: { prefer: 'count=exact' } }), 200, 'owner read');
+  ok(await rows('PATCH', '?title=eq.x', { body: { done: true } }), 200, 'owner bulk update');
+  ok(await rows('DELETE', '?title=in.(x,y)'), 204, 'owner bulk delete');
+  ok(await rows('GET', `/${mine.id}?${asUser}`), 200, 'owner read one as the end user');
+  ok(await rows('PATCH', `/${mine.id}?${asUser}`, { body: { title: 'renamed' } }), 200, 'owner update one');
+  ok(await rows('PUT', `/${mine.id}`, { body: { title: 'replaced', owner_id: userId, done: false } }), 200, 'owner replace one');
+
+  const simulate = (body: unknown) => t.req('POST', `${base}/simulate`, { token: s.token, body });
+  const seen = ok(await simulate({ as: `end_user:${userId}`, operation: 'select', row_ids: [mine.id, mine.id + 1000] }), 200, 'simulate SELECT');
+  assert.deepEqual(seen.rows.map((r: { allowed: boolean; exists: boolean }) => [r.exists, r.allowed]), [[true, true], [false, false]]);
+  const refused = ok(await simulate({ as: 'anonymous', operation: 'INSERT', values: { title: 'anonymous' } }), 200, 'simulate INSERT');
+  assert.equal(refused.rows[0].allowed, false, "anonymous fails the check: $auth.id is NULL");
+  ok(await simulate({ as: `end_user:${userId}`, operation: 'UPDATE', values: { done: true }, filter: 'visible', limit: 5 }), 200, 'simulate UPDATE');
+  ok(await simulate({ as: 'anonymous', operation: 'DELETE', filter: 'hidden' }), 200, 'simulate DELETE');
+  ok(await t.req('POST', `${base}/rls-policies/validate`, { token: s.token, body: { expression: 'owner_id = $auth.id and done = false' } }), 200, 'validate');
+  ok(await rows('DELETE', `/${mine.id}?${asUser}`, { headers: { prefer: 'return=representation' } }), 200, 'owner delete one');
+  assert.match(ok(await t.req('GET', '/metrics'), 200, 'metrics'), /^baseplate_http_requests_total\{/m);
 }
 
 /** The supabase-js door: the same services, the key in `apikey`, the user as the bearer. */
@@ -197,7 +225,8 @@ await describeEngines(
       const check = openApiCheck(doc);
       check.seen.clear();
       const owner = await ownerScenario(t);
-      await endUserScenario(t, owner);
+      const { userId } = await endUserScenario(t, owner);
+      await ownerRowsScenario(t, owner, userId);
       await supabaseScenario(t, owner);
       await teardownScenario(t, owner);
       const undescribed = operations(doc).filter((op) => {

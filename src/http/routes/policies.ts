@@ -30,7 +30,18 @@ export function policyRoutes(app: FastifyInstance, accounts: AccountService, pro
 
   app.post<PT & { Body: S.PolicyValidate }>(
     `${base}/validate`,
-    { schema: { tags, security, summary: 'Check an expression against the table as create would (200 { valid: true } or 422); stores nothing', body: S.PolicyValidate }, ...owned },
+    {
+      schema: {
+        tags,
+        security,
+        operationId: 'validatePolicy',
+        summary: 'Check an expression against the table as create would (200 { valid: true } or 422); stores nothing',
+        body: S.PolicyValidate,
+        response: { 200: R.PolicyValid },
+        errors: { 422: ['validation_failed', 'invalid_expression'] },
+      },
+      ...owned,
+    },
     async (req) => policies.check(projectOf(req).id, req.params.table_id, req.body.expression),
   );
 
