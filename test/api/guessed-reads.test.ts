@@ -109,3 +109,75 @@ await describeEngines('guessed reads', (ctx) => {
     assert.ok(second && Date.parse(second) - Date.parse(first) >= 61_000, `${first} then ${second}`);
   });
 }, { GUESSED_READS: 'true' });
+
+/** The rows of `notes` as the owner sees them (no policies), in id order. */
+async function stored(t: TestApp, d: DataPlane): Promise<{ body: string; owner: number | null }[]> {
+  const res = await d.rest('GET', 'notes?select=body,owner&order=id', { key: d.keys.all });
+  assert.equal(res.status, 200);
+  return res.body;
+}
+
+// A single-row insert by credentials seen before is one statement too: the row is written only where
+// the guard holds. Each case makes the credentials known (a read), changes something, and inserts.
+await describeEngines('guessed inserts', (ctx) => {
+  test('a remembered caller inserts one row with its own defaults, as the long way does', async () => {
+    const t = ctx();
+    const { d, table, alice } = await notes(t);
+    assert.equal((await d.policy(table.id, 'INSERT', 'owner = $auth.id')).status, 201);
+    await readTwice(d, 'notes?select=body', { key: d.keys.all, user: alice.token });
+    const res = await d.rest('POST', 'notes', { key: d.keys.all, user: alice.token, body: { body: 'a3' } });
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+    assert.deepEqual(res.body, [{ id: res.body[0].id, body: 'a3', owner: alice.id }]);
+    const refused = await d.rest('POST', 'notes', { key: d.keys.all, user: alice.token, body: { body: 'not mine', owner: alice.id + 1000 } });
+    expectError(refused, 403, 'rls_violation');
+    assert.deepEqual((await stored(t, d)).map((r) => r.body), ['a1', 'b1', 'a2', 'a3']);
+  });
+
+  test('a key revoked or expired since writes nothing', async () => {
+    const t = ctx();
+    const { d } = await notes(t);
+    const revoked = await d.createKey(['select', 'insert']);
+    const expiring = await d.createKey(['select', 'insert'], { expires_at: new Date(t.clock.now().getTime() + 30_000).toISOString() });
+    for (const k of [revoked, expiring]) await readTwice(d, 'notes?select=body', { key: k.key });
+    assert.equal((await t.req('DELETE', `/projects/${d.pid}/keys/${revoked.key_id}`, { token: d.owner })).status, 204);
+    t.clock.advance(31_000);
+    for (const k of [revoked, expiring]) expectError(await d.rest('POST', 'notes', { key: k.key, body: { body: 'ghost' } }), 401, 'invalid_api_key');
+    assert.deepEqual((await stored(t, d)).map((r) => r.body), ['a1', 'b1', 'a2']);
+  });
+
+  test('a role change, a logout and a deleted end user act on the next insert', async () => {
+    const t = ctx();
+    const { d, table, alice, bob } = await notes(t);
+    assert.equal((await d.policy(table.id, 'INSERT', "$auth.role = 'writer'")).status, 201);
+    for (const u of [alice, bob]) await readTwice(d, 'notes?select=body', { key: d.keys.all, user: u.token });
+    expectError(await d.rest('POST', 'notes', { key: d.keys.all, user: alice.token, body: { body: 'before' } }), 403, 'rls_violation');
+    assert.equal((await t.req('PATCH', `/projects/${d.pid}/end-users/${alice.id}`, { token: d.owner, body: { role: 'writer' } })).status, 200);
+    assert.equal((await d.rest('POST', 'notes', { key: d.keys.all, user: alice.token, body: { body: 'granted' } })).status, 201);
+    assert.equal((await t.req('PATCH', `/projects/${d.pid}/end-users/${alice.id}`, { token: d.owner, body: { role: null } })).status, 200);
+    expectError(await d.rest('POST', 'notes', { key: d.keys.all, user: alice.token, body: { body: 'cleared' } }), 403, 'rls_violation');
+    assert.equal((await t.req('PATCH', `/projects/${d.pid}/end-users/${bob.id}`, { token: d.owner, body: { role: 'writer' } })).status, 200);
+    await d.rest('GET', 'notes?select=body', { key: d.keys.all, user: bob.token }); // remembered as a writer
+    assert.equal((await t.req('POST', `/${d.pid}/auth/logout`, { headers: { 'x-user-token': bob.token } })).status, 204);
+    expectError(await d.rest('POST', 'notes', { key: d.keys.all, user: bob.token, body: { body: 'logged out' } }), 403, 'rls_violation');
+    assert.deepEqual((await stored(t, d)).map((r) => [r.body, r.owner]), [['a1', alice.id], ['b1', bob.id], ['a2', alice.id], ['granted', alice.id]]);
+  });
+
+  test('a table changed since is applied, and inserts that are not one plain row take the long way', async () => {
+    const t = ctx();
+    const { d, table, alice } = await notes(t);
+    await readTwice(d, 'notes?select=body', { key: d.keys.all, user: alice.token });
+    const renamed = await t.req('PATCH', `/projects/${d.pid}/tables/${table.id}`, { token: d.owner, body: { rename_columns: { body: 'text' } } });
+    assert.equal(renamed.status, 200, JSON.stringify(renamed.body));
+    expectError(await d.rest('POST', 'notes', { key: d.keys.all, user: alice.token, body: { body: 'old name' } }), 400, 'unknown_column');
+    assert.equal((await d.rest('POST', 'notes', { key: d.keys.all, user: alice.token, body: { text: 'new name' } })).status, 201);
+    const bulk = await d.rest('POST', 'notes', { key: d.keys.all, user: alice.token, body: [{ text: 'b1' }, { text: 'b2' }] });
+    assert.equal(bulk.status, 201);
+    assert.deepEqual(bulk.body.map((r: { owner: number }) => r.owner), [alice.id, alice.id]);
+    const explicit = await d.rest('POST', 'notes', { key: d.keys.all, user: alice.token, body: { id: 500, text: 'with id' } });
+    assert.equal(explicit.status, 201);
+    const upsert = await d.rest('POST', 'notes', { key: d.keys.all, user: alice.token, body: { id: 500, text: 'merged' }, headers: { prefer: 'resolution=merge-duplicates' } });
+    assert.equal(upsert.status, 201, JSON.stringify(upsert.body));
+    const texts = (await d.rest('GET', 'notes?select=text&order=id', { key: d.keys.all })).body.map((r: { text: string }) => r.text);
+    assert.deepEqual(texts, ['a1', 'b1', 'a2', 'new name', 'b1', 'b2', 'merged']);
+  });
+}, { GUESSED_READS: 'true' });

@@ -117,6 +117,29 @@ if (engines.includes('postgres')) {
       assert.equal((await call(B.base, 'GET', `/${pid}/rest/notes`, { key: revoked.key })).status, 401, 'revoked');
     });
 
+    test('inserts on node B follow a revoked key, a role change and a logout on node A at once', async () => {
+      const insertOnB = (k: string, user: string | undefined, text: string) => call(B.base, 'POST', `/${pid}/rest/notes`, { key: k, user, body: { body: text } });
+      const count = async () => (await a('GET', `/projects/${pid}/tables/${tableId}/rows?select=id`)).body.length as number;
+      const writer = (await a('POST', `/projects/${pid}/keys`, { name: 'writer', permissions: ['select', 'insert'] })).body;
+      assert.equal((await insertOnB(writer.key, undefined, 'by the writer key')).status, 201);
+      assert.equal((await a('DELETE', `/projects/${pid}/keys/${writer.key_id}`)).status, 204);
+      const before = await count();
+      assert.equal((await insertOnB(writer.key, undefined, 'after revocation')).status, 401, 'revoked');
+      const p = (await a('POST', `/projects/${pid}/tables/${tableId}/rls-policies`, { name: 'writers', operation: 'INSERT', expression: "$auth.role = 'writer' AND owner = $auth.id" })).body;
+      const dave = await endUser('dave@example.com');
+      assert.equal((await insertOnB(key, dave.token, 'not yet')).status, 403);
+      assert.equal((await a('PATCH', `/projects/${pid}/end-users/${dave.id}`, { role: 'writer' })).status, 200);
+      assert.equal((await insertOnB(key, dave.token, 'granted')).status, 201, 'granted');
+      assert.equal((await a('PATCH', `/projects/${pid}/end-users/${dave.id}`, { role: null })).status, 200);
+      assert.equal((await insertOnB(key, dave.token, 'cleared')).status, 403, 'cleared');
+      assert.equal((await a('PATCH', `/projects/${pid}/end-users/${dave.id}`, { role: 'writer' })).status, 200);
+      assert.equal((await insertOnB(key, dave.token, 'granted again')).status, 201);
+      assert.equal((await call(A.base, 'POST', `/${pid}/auth/logout`, { user: dave.token })).status, 204);
+      assert.equal((await insertOnB(key, dave.token, 'logged out')).status, 403, 'logged out: anonymous');
+      assert.equal(await count(), before + 2, 'only the two granted inserts were written');
+      assert.equal((await a('DELETE', `/projects/${pid}/tables/${tableId}/rls-policies/${p.policy_id}`)).status, 204);
+    });
+
     test('a deleted project answers 401 on the other node at once', async () => {
       const other = (await a('POST', '/projects', { name: 'short-lived' })).body;
       await a('POST', `/projects/${other.id}/tables`, { name: 't', columns: [{ name: 'x', type: 'text' }] });

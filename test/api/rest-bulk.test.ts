@@ -46,6 +46,29 @@ await describeEngines('rest passthrough bulk writes', (ctx, kind) => {
     d = await dataPlane(t);
   });
 
+  test('an insert that fits one statement is that statement alone, no transaction: a violating row fails it and nothing is written', async () => {
+    const table = await d.createTable('single', [{ name: 'n', type: 'integer' }]);
+    assert.equal((await d.policy(table.id, 'INSERT', 'n < 100')).status, 201);
+    const statements = async (body: unknown, prefer = 'return=representation') => {
+      const counter = countStatements(t);
+      const res = await d.rest('POST', 'single', { body, headers: { prefer } });
+      return { status: res.status, code: res.body?.code, ...counter.stop() };
+    };
+    const one = { statements: 1, transactions: 0 };
+    assert.deepEqual(await statements({ n: 1 }), { status: 201, code: undefined, ...one, shapes: 1, maxRows: 1 });
+    assert.deepEqual(await statements(Array.from({ length: 1024 }, (_, n) => ({ n: n % 50 })), 'return=minimal'), { status: 201, code: undefined, ...one, shapes: 1, maxRows: 1024 });
+    // the last row breaks the policy: the statement fails, with the 1,023 before it
+    const violating = await statements(Array.from({ length: 1024 }, (_, n) => ({ n: n === 1023 ? 100 : n % 50 })), 'return=minimal');
+    assert.deepEqual([violating.status, violating.code, violating.transactions], [403, 'rls_violation', 0]);
+    assert.equal((await stored('single')).length, 1025);
+    // more than one statement (1,000 rows are slices of 512, 256…; explicit ids; an upsert): one transaction
+    const bulk = await statements(Array.from({ length: 1000 }, (_, n) => ({ n: n === 999 ? 100 : n % 50 })), 'return=minimal');
+    assert.deepEqual([bulk.status, bulk.transactions, bulk.statements], [403, 1, 6]);
+    assert.equal((await stored('single')).length, 1025, 'the slices before the violating one rolled back');
+    for (const [body, prefer] of [[[{ id: 5000, n: 1 }, { n: 2 }], 'return=minimal'], [{ id: 1, n: 3 }, 'resolution=merge-duplicates']] as const)
+      assert.equal((await statements(body, prefer)).transactions, 1, JSON.stringify(body));
+  });
+
   test('a bulk insert completes its rows a slice at a time: 30,000 {} into 100 columns stays within a few MB', async () => {
     await d.createTable('wide', Array.from({ length: 100 }, (_, i) => ({ name: `c${i}`, type: 'integer', default: i })));
     const body = `[${Array.from({ length: 30_000 }, () => '{}').join(',')}]`;

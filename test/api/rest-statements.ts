@@ -6,6 +6,8 @@ import type { Db, Engine } from '../../src/storage/engine.ts';
 
 export interface StatementCount {
   statements: number;
+  /** transactions begun (each costs BEGIN and COMMIT round trips on PostgreSQL) */
+  transactions: number;
   shapes: number;
   /** the most rows one statement returned to the service */
   maxRows: number;
@@ -15,7 +17,7 @@ export interface StatementCount {
 export function countStatements(t: TestApp): { stop: () => StatementCount } {
   const engine = t.engine as { data: Engine['data'] };
   const original = engine.data;
-  const count: StatementCount = { statements: 0, shapes: 0, maxRows: 0 };
+  const count: StatementCount = { statements: 0, transactions: 0, shapes: 0, maxRows: 0 };
   const texts = new Set<string>();
   const seen = <T>(sql: string, result: Promise<T>, rows: (r: T) => number): Promise<T> => {
     count.statements++;
@@ -29,7 +31,10 @@ export function countStatements(t: TestApp): { stop: () => StatementCount } {
     get: (sql, params) => seen(sql, db.get(sql, params), (r) => (r === undefined ? 0 : 1)),
     run: (sql, params) => seen(sql, db.run(sql, params), () => 0),
     runBestEffort: (sql, params) => seen(sql, db.runBestEffort(sql, params), () => 0),
-    tx: (fn) => db.tx((inner) => fn(wrap(inner))),
+    tx: (fn) => {
+      count.transactions++;
+      return db.tx((inner) => fn(wrap(inner)));
+    },
     ...(db.tally && { tally: (sql, params, keep) => seen(sql, db.tally!(sql, params, keep), (r) => r.rows.length) }),
   });
   engine.data = async (id, version) => wrap(await original.call(t.engine, id, version));

@@ -13,6 +13,9 @@ import { DATA_PLANE_SECURITY } from '../openapi.ts';
 
 type Params = { project_id: string; table: string; id?: string };
 
+/** Reads, and inserts (a plain insert of one row: insert.ts), may run under a guessed caller. */
+const GUESSED_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'POST']);
+
 /**
  * Serves one passthrough request (also the supabase-js door, compat/data.ts). A read with a `guess`
  * (credentials seen before) assumes their caller and checks it in its own statement; otherwise, or
@@ -50,7 +53,7 @@ export function sendRest(reply: FastifyReply, res: RestResponse): FastifyReply {
 
 /** The answer under a guessed caller, or null when there is none or its guard did not hold. */
 async function handleGuessed(rows: RowService, request: RestTarget, guess: CallerGuess | null): Promise<RestResponse | null> {
-  if (!guess || (request.method !== 'GET' && request.method !== 'HEAD')) return null;
+  if (!guess || !GUESSED_METHODS.has(request.method)) return null;
   try {
     return await rows.handle({ ...request, ...guess.caller, guess });
   } catch (err) {
@@ -66,8 +69,7 @@ async function handleGuessed(rows: RowService, request: RestTarget, guess: Calle
 /** The native passthrough: `Authorization: Bearer <API key>`, optional `X-User-Token`. */
 export async function serveNativeRest(req: FastifyRequest, reply: FastifyReply, dataPlane: DataPlaneService, rows: RowService, params: Params): Promise<FastifyReply> {
   const { project_id: projectId, table, id } = params;
-  const reads = req.method === 'GET' || req.method === 'HEAD';
-  const guess = reads ? await dataPlane.guess(projectId, bearer(req), userToken(req)) : null;
+  const guess = GUESSED_METHODS.has(req.method) ? await dataPlane.guess(projectId, bearer(req), userToken(req)) : null;
   return serveRest(req, reply, rows, { guess, resolve: () => dataPlane.resolve(projectId, bearer(req), userToken(req)) }, { projectId, table, rowId: id ?? null });
 }
 

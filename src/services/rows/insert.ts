@@ -14,6 +14,7 @@ import { toParam } from '../column-values.ts';
 import { canonicalJson } from '../../lib/jsonb.ts';
 import { checkObject, completeForInsert, idTooLarge, inputOptions, MAX_EXPLICIT_ID, type InputOptions, type RowValues } from './row-input.ts';
 import { rlsViolation, type Returned, type Returning, type Scope, type Written } from './scope.ts';
+import { StaleGuess, type CallerGuess } from '../data-plane.ts';
 
 /** Bound parameters in one statement: SQLite's limit (SQLITE_MAX_VARIABLE_NUMBER); PostgreSQL's is 65535. */
 export const MAX_BOUND_PARAMS = 32766;
@@ -47,6 +48,12 @@ export interface InsertRequest {
   missingDefault: boolean;
   auth: AuthContext | null;
   now: Date;
+  /**
+   * The caller was guessed (data-plane.ts CallerGuess): a plain insert of one row then writes it
+   * only where the guard holds, in the same statement; any other insert is refused with StaleGuess
+   * before it writes anything, to be run the long way.
+   */
+  guess: CallerGuess | null;
 }
 
 /** What the first pass over a body found: the columns it names, and the input positions of rows with and without an explicit id. */
@@ -149,7 +156,8 @@ export class Inserter {
   /**
    * Writes a planned body, all or nothing; `show`: the representation to return, or null. `check`
    * sees how many rows were written before they are committed (a failure rolls the write back). A
-   * plain insert of generated ids that fits one statement is that statement alone, outside any
+   * plain insert of generated ids that is one statement (one slice: a single row, or a power of two
+   * of them up to a statement's rows) is that statement alone, outside any
    * transaction: the statement checks its own rows (Scope.returning), so it is atomic by itself,
    * and on PostgreSQL it saves the BEGIN and COMMIT round trips. Such an insert writes every row or
    * fails, so `check` runs before it, on the body's length.
@@ -167,7 +175,9 @@ export class Inserter {
       return batch.placement.written();
     };
     // one slice is one statement (slices are powers of two: three rows are two statements)
-    if (req.target === null && plan.explicit.length === 0 && slices(plan.generated, newBatch().rowsPerStatement(generatedBy)).length <= 1) {
+    const oneStatement = req.target === null && plan.explicit.length === 0 && slices(plan.generated, newBatch().rowsPerStatement(generatedBy)).length <= 1;
+    if (req.guess && !(oneStatement && plan.generated.length === 1 && scope.table.columns.length > 0)) throw new StaleGuess();
+    if (oneStatement) {
       check(plan.generated.length);
       return run(db);
     }
@@ -284,10 +294,18 @@ class Batch {
     const tuple = `(${cols.length ? cols.map(() => '?').join(', ') : this.dialect.generatedId})`;
     const names = cols.length ? cols.map(quoteIdent).join(', ') : '"id"';
     const params = slots.flatMap((s) => cols.map((c) => toParam(scope.types.get(c)!, s.row.get(c))));
+    const guard = this.req.guess?.guard;
+    // under a guessed caller (one row): the row comes from a SELECT that yields it only where the
+    // guard holds, so that a stale guess writes nothing (the target columns type its parameters)
+    const rows = guard ? ` SELECT ${cols.map(() => '?').join(', ')} WHERE ${guard.sql}` : ` VALUES ${slots.map(() => tuple).join(', ')}`;
     const raw = await tx.all<Record<string, unknown>>(
-      `INSERT INTO ${scope.t} (${names}) VALUES ${slots.map(() => tuple).join(', ')}${conflict} RETURNING ${this.insertRet.sql}`,
-      [...params, ...this.insertRet.params],
+      `INSERT INTO ${scope.t} (${names})${rows}${conflict} RETURNING ${this.insertRet.sql}`,
+      [...params, ...(guard?.params ?? []), ...this.insertRet.params],
     );
+    if (guard) {
+      if (raw.length === 0) throw new StaleGuess();
+      this.req.guess!.confirmed = true;
+    }
     const returned = scope.collect(raw, this.insertRet);
     // an upsert on id may name an id up to 2^53 - 1 to update it, never to insert it
     if (this.keyedBy === 'id' && returned.some((r) => r.id > MAX_EXPLICIT_ID)) throw idTooLarge();

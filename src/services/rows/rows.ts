@@ -134,8 +134,9 @@ export class RowService {
       rowId = Number(r.rowId);
     }
     if (r.method !== 'GET' && r.method !== 'HEAD') this.refuseBlindReads(r, q, rowId, single);
-    // a guessed caller reads in one statement; a write, or a read of two (a count), is not guessed
-    if (r.guess && (r.method !== 'GET' && r.method !== 'HEAD' || prefer.count === 'exact')) throw new StaleGuess();
+    // a guessed caller reads, or inserts one row, in one statement (insert.ts decides which inserts);
+    // another write, or a read of two statements (a count), is not guessed
+    if (r.guess && (!['GET', 'HEAD', 'POST'].includes(r.method) || prefer.count === 'exact')) throw new StaleGuess();
     try {
       switch (r.method) {
         case 'GET':
@@ -284,8 +285,8 @@ export class RowService {
   }
 
   /**
-   * POST: a plain or upsert insert of one row or many, in one transaction. A representation of
-   * more than MAX_RETURNED_CELLS values (rows × returned columns) is refused before any work.
+   * POST: a plain or upsert insert of one row or many, all or nothing. A representation of more
+   * than MAX_RETURNED_CELLS values (rows × returned columns) is refused before any work.
    */
   private async insert(scope: Scope, q: ParsedQuery, prefer: Prefer, r: RestRequest, single: boolean): Promise<RestResponse> {
     const merge = prefer.resolution === 'merge-duplicates';
@@ -304,6 +305,7 @@ export class RowService {
       missingDefault: prefer.missing === 'default',
       auth: r.auth,
       now: this.clock.now(),
+      guess: r.guess ?? null,
     };
     const plan = this.inserter.plan(scope, req);
     const written = await this.inserter.write(scope.db, scope, req, plan, show, (count) => this.finish(count, null, single));

@@ -86,8 +86,11 @@ export interface PostgresOptions {
 // (accounts, projects, keys, sessions, policies) so that they never queue behind a slow scan
 const PLATFORM_RESERVE = 2;
 
-// Serialises concurrent creation and migration of one schema across processes.
+// Serialises concurrent creation and migration of one schema across processes. The migration's
+// own statements are the service's, not a caller's query: STATEMENT_TIMEOUT_MS is not for them (a
+// project created on a busy server must not fail with 503 query_timeout halfway through its DDL).
 const lockFor = (schema: string, create: boolean) => async (db: Db) => {
+  await db.run('SET LOCAL statement_timeout = 0');
   await db.get('SELECT pg_advisory_xact_lock(hashtext(?))', [`baseplate:migrate:${schema}`]);
   if (create) await db.run(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`);
 };
