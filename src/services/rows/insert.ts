@@ -6,7 +6,7 @@
 // post-write check and the representation, so rows are never read back by a re-computed id; the
 // rows returned are put back in input order.
 import type { Db, Dialect, Engine, SqlParam } from '../../storage/engine.ts';
-import { quoteIdent } from '../../storage/engine.ts';
+import { NotNullViolation, quoteIdent, ROW_FAILURES, UniqueViolation } from '../../storage/engine.ts';
 import { AppError } from '../../errors.ts';
 import type { SelectItem } from '../../rest-query/index.ts';
 import type { AuthContext } from '../end-users.ts';
@@ -79,6 +79,10 @@ const repeatedKey = (column: string) =>
 
 const idBesideUniqueTarget = (column: string) =>
   new AppError('read_only_column.upsert_id', { column });
+
+/** A failure that only a written row can cause: its post-write check, or a constraint. */
+const isRowFailure = (err: unknown) =>
+  err instanceof UniqueViolation || err instanceof NotNullViolation || (err instanceof AppError && ROW_FAILURES.has(err.code));
 
 /** A conflict key as compared in JavaScript: json by its canonical text, every other type by its checked value. */
 function keyOf(type: string, value: unknown): unknown {
@@ -298,10 +302,18 @@ class Batch {
     // under a guessed caller (one row): the row comes from a SELECT that yields it only where the
     // guard holds, so that a stale guess writes nothing (the target columns type its parameters)
     const rows = guard ? ` SELECT ${cols.map(() => '?').join(', ')} WHERE ${guard.sql}` : ` VALUES ${slots.map(() => tuple).join(', ')}`;
-    const raw = await tx.all<Record<string, unknown>>(
-      `INSERT INTO ${scope.t} (${names})${rows}${conflict} RETURNING ${this.insertRet.sql}`,
-      [...params, ...(guard?.params ?? []), ...this.insertRet.params],
-    );
+    const raw = await tx
+      .all<Record<string, unknown>>(`INSERT INTO ${scope.t} (${names})${rows}${conflict} RETURNING ${this.insertRet.sql}`, [
+        ...params,
+        ...(guard?.params ?? []),
+        ...this.insertRet.params,
+      ])
+      .catch((err) => {
+        // only a row the guard let through can fail its checks or constraints: the guess held,
+        // and running the insert again the long way would fail the same way (and spend an id)
+        if (guard && isRowFailure(err)) this.req.guess!.confirmed = true;
+        throw err;
+      });
     if (guard) {
       if (raw.length === 0) throw new StaleGuess();
       this.req.guess!.confirmed = true;
