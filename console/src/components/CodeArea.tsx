@@ -7,7 +7,9 @@ const INDENT = '  ';
 
 /**
  * A monospace textarea where Tab indents and Shift+Tab outdents the selected lines. Escape releases
- * the next Tab, so keyboard users can still leave the editor.
+ * the next Tab, so keyboard users can still leave the editor. The indent is written into the
+ * textarea at once (setRangeText) and the state follows: a key typed before the next render then
+ * lands after it, instead of being overwritten by the render.
  */
 export function CodeArea({ value, onValue, ...rest }: Props) {
   const released = useRef(false);
@@ -23,19 +25,16 @@ export function CodeArea({ value, onValue, ...rest }: Props) {
     }
     e.preventDefault();
     const { selectionStart: start, selectionEnd: end } = ta;
-    const lineStart = value.lastIndexOf('\n', start - 1) + 1;
+    const lineStart = ta.value.lastIndexOf('\n', start - 1) + 1;
     if (!e.shiftKey && start === end) {
-      const next = value.slice(0, start) + INDENT + value.slice(end);
-      onValue(next);
-      requestAnimationFrame(() => ta.setSelectionRange(start + INDENT.length, start + INDENT.length));
+      ta.setRangeText(INDENT, start, end, 'end');
+      onValue(ta.value);
       return;
     }
-    const block = value.slice(lineStart, end);
-    const lines = block.split('\n');
+    const lines = ta.value.slice(lineStart, end).split('\n');
     const changed = e.shiftKey ? lines.map((l) => (l.startsWith(INDENT) ? l.slice(INDENT.length) : l.replace(/^ /, ''))) : lines.map((l) => INDENT + l);
-    const text = changed.join('\n');
-    onValue(value.slice(0, lineStart) + text + value.slice(end));
-    requestAnimationFrame(() => ta.setSelectionRange(lineStart, lineStart + text.length));
+    ta.setRangeText(changed.join('\n'), lineStart, end, 'select');
+    onValue(ta.value);
   };
   return <textarea {...rest} class={`code ${rest.class ?? ''}`} spellcheck={false} value={value} onInput={(e) => onValue(e.currentTarget.value)} onKeyDown={onKeyDown} />;
 }

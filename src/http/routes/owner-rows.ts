@@ -69,7 +69,7 @@ export function ownerRowRoutes(app: FastifyInstance, accounts: AccountService, p
         body: S.SimulateBody,
         response: { 200: R.Simulation },
         // `values` is checked as the passthrough checks a body; 404 for the table or an unknown end user
-        errors: { 400: ['unknown_column'], 422: ['validation_failed', 'invalid_value', 'read_only_column'] },
+        errors: { 400: ['unknown_column', 'query_too_complex'], 422: ['validation_failed', 'invalid_value', 'read_only_column'] },
       },
       ...owned,
     },
