@@ -79,12 +79,15 @@ export class Scope {
 
   decode(raw: Record<string, unknown>, items: SelectItem[]): Record<string, unknown> {
     const out: Record<string, unknown> = {};
-    items.forEach((i, n) => {
-      const value = this.engine.dialect.decodeValue(this.types.get(i.column)!, raw[`#${n}`]);
-      // not `out[alias] = value`: a column named `__proto__` (possible before such names were
-      // refused) must come back as a key rather than replace the object's prototype
-      Object.defineProperty(out, i.alias, { value, enumerable: true, writable: true, configurable: true });
-    });
+    const decodeValue = this.engine.dialect.decodeValue;
+    for (let n = 0; n < items.length; n++) {
+      const { column, alias } = items[n]!;
+      const value = decodeValue(this.types.get(column)!, raw[`#${n}`]);
+      // a column named `__proto__` (possible before such names were refused) must come back as a
+      // key rather than replace the object's prototype; every other name is a plain assignment
+      if (alias === '__proto__') Object.defineProperty(out, alias, { value, enumerable: true, writable: true, configurable: true });
+      else out[alias] = value;
+    }
     return out;
   }
 

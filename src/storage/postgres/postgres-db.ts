@@ -16,10 +16,20 @@ export const ASSERTION_SQLSTATE = 'BP001';
 // 'YYYY-MM-DD' for dates. Given to each pool (postgres-engine.ts): pg's defaults stay as they are
 // for anything else in the process.
 const INT8 = 20, DATE = 1082, TIMESTAMP = 1114, TIMESTAMPTZ = 1184;
+/** `2026-11-27 01:02:03.123456+00` (a UTC session, years 1000-9999): what `toISOString` gives, from the text alone. */
+const UTC_INSTANT = /^([1-9]\d{3}-\d\d-\d\d) (\d\d:\d\d:\d\d)(?:\.(\d{1,6}))?\+00$/;
+
+/** A timestamptz as ISO-8601 UTC with milliseconds (cut, as Date cuts them); on every read path, so the common form skips Date. */
+export function instant(v: string): string {
+  const m = UTC_INSTANT.exec(v);
+  if (m === null) return new Date(v).toISOString();
+  return `${m[1]}T${m[2]}.${(m[3] ?? '').padEnd(3, '0').slice(0, 3)}Z`;
+}
+
 const PARSERS = new Map<number, (v: string) => unknown>([
   [INT8, (v) => Number(v)],
   [DATE, (v) => v],
-  [TIMESTAMPTZ, (v) => new Date(v).toISOString()],
+  [TIMESTAMPTZ, instant],
   [TIMESTAMP, (v) => new Date(`${v.replace(' ', 'T')}Z`).toISOString()],
 ]);
 export const resultTypes = {
@@ -105,7 +115,12 @@ export function translatePgError(err: unknown): unknown {
  * row, and such a write may then still be applied: 503 connection_lost says it may).
  */
 const CLIENT_CHECK_MS = 1000;
-const CHECK_CLIENT = `SELECT set_config(name, '${CLIENT_CHECK_MS}', false) FROM pg_settings WHERE name = 'client_connection_check_interval'`;
+/**
+ * The session settings of every connection, in one round trip: the client check above, and UTC as
+ * the session time zone, so that instants come back as `YYYY-MM-DD HH:MM:SS.ffffff+00` (the fast
+ * path of `instant` below) whatever the server's own zone is.
+ */
+const SESSION = `SELECT set_config('TimeZone', 'UTC', false); SELECT set_config(name, '${CLIENT_CHECK_MS}', false) FROM pg_settings WHERE name = 'client_connection_check_interval'`;
 
 /** The error that broke a pooled client's connection, noted whenever it happened. */
 const failures = new WeakMap<pg.PoolClient, Error>();
@@ -123,7 +138,7 @@ export function watchPool(pool: pg.Pool): void {
       if (!failures.has(client)) failures.set(client, err);
     });
     // Sent before the client's first statement (pg runs a client's queries in order).
-    client.query(CHECK_CLIENT).catch(() => undefined);
+    client.query(SESSION).catch(() => undefined);
   });
   pool.on('error', () => undefined); // an idle client's connection died: the pool has already discarded it
 }
