@@ -112,7 +112,8 @@ await describeEngines('guessed reads', (ctx) => {
 
 /** The rows of `notes` as the owner sees them (no policies), in id order. */
 async function stored(t: TestApp, d: DataPlane): Promise<{ body: string; owner: number | null }[]> {
-  const res = await d.rest('GET', 'notes?select=body,owner&order=id', { key: d.keys.all });
+  const table = (await t.req('GET', `/projects/${d.pid}/tables`, { token: d.owner })).body.find((x: { name: string }) => x.name === 'notes');
+  const res = await t.req('GET', `/projects/${d.pid}/tables/${table.id}/rows?select=body,owner&order=id`, { token: d.owner });
   assert.equal(res.status, 200);
   return res.body;
 }
@@ -179,5 +180,28 @@ await describeEngines('guessed inserts', (ctx) => {
     assert.equal(upsert.status, 201, JSON.stringify(upsert.body));
     const texts = (await d.rest('GET', 'notes?select=text&order=id', { key: d.keys.all })).body.map((r: { text: string }) => r.text);
     assert.deepEqual(texts, ['a1', 'b1', 'a2', 'new name', 'b1', 'b2', 'merged']);
+  });
+}, { GUESSED_READS: 'true' });
+
+// The supabase-js door (`apikey`, the user's token as the bearer) remembers its callers as well.
+await describeEngines('guessed callers on the supabase-js door', (ctx) => {
+  const door = (t: TestApp, d: DataPlane, method: string, path: string, key: string, user?: string, body?: unknown) =>
+    t.req(method, `/${d.pid}/rest/v1/${path}`, { headers: { apikey: key, ...(user ? { authorization: `Bearer ${user}` } : {}) }, body });
+
+  test('a key revoked since, a logout and a role change act on the next read and insert', async () => {
+    const t = ctx();
+    const { d, table, alice } = await notes(t);
+    assert.equal((await d.policy(table.id, 'SELECT', "owner = $auth.id OR $auth.role = 'admin'")).status, 201);
+    const k = await d.createKey(['select', 'insert']);
+    for (let i = 0; i < 2; i++) assert.deepEqual(bodies(await door(t, d, 'GET', 'notes?select=body&order=id', k.key, alice.token)), ['a1', 'a2']);
+    assert.equal((await t.req('PATCH', `/projects/${d.pid}/end-users/${alice.id}`, { token: d.owner, body: { role: 'admin' } })).status, 200);
+    assert.deepEqual(bodies(await door(t, d, 'GET', 'notes?select=body&order=id', k.key, alice.token)), ['a1', 'b1', 'a2']);
+    assert.equal((await door(t, d, 'POST', 'notes', k.key, alice.token, { body: 'a3' })).status, 201);
+    assert.equal((await t.req('POST', `/${d.pid}/auth/logout`, { headers: { 'x-user-token': alice.token } })).status, 204);
+    assert.deepEqual(bodies(await door(t, d, 'GET', 'notes?select=body&order=id', k.key, alice.token)), [], 'anonymous after logout');
+    assert.equal((await t.req('DELETE', `/projects/${d.pid}/keys/${k.key_id}`, { token: d.owner })).status, 204);
+    expectError(await door(t, d, 'GET', 'notes?select=body', k.key), 401, 'invalid_api_key');
+    expectError(await door(t, d, 'POST', 'notes', k.key, undefined, { body: 'ghost' }), 401, 'invalid_api_key');
+    assert.deepEqual((await stored(t, d)).map((r) => r.body), ['a1', 'b1', 'a2', 'a3']);
   });
 }, { GUESSED_READS: 'true' });

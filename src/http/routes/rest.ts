@@ -66,10 +66,15 @@ async function handleGuessed(rows: RowService, request: RestTarget, guess: Calle
   }
 }
 
+/** The caller these credentials resolved to last time, for a request that may run under it (else null). */
+export function guessFor(req: FastifyRequest, dataPlane: DataPlaneService, projectId: string, apiKey: string | undefined, userToken: string | undefined): Promise<CallerGuess | null> {
+  return GUESSED_METHODS.has(req.method) ? dataPlane.guess(projectId, apiKey, userToken) : Promise.resolve(null);
+}
+
 /** The native passthrough: `Authorization: Bearer <API key>`, optional `X-User-Token`. */
 export async function serveNativeRest(req: FastifyRequest, reply: FastifyReply, dataPlane: DataPlaneService, rows: RowService, params: Params): Promise<FastifyReply> {
   const { project_id: projectId, table, id } = params;
-  const guess = GUESSED_METHODS.has(req.method) ? await dataPlane.guess(projectId, bearer(req), userToken(req)) : null;
+  const guess = await guessFor(req, dataPlane, projectId, bearer(req), userToken(req));
   return serveRest(req, reply, rows, { guess, resolve: () => dataPlane.resolve(projectId, bearer(req), userToken(req)) }, { projectId, table, rowId: id ?? null });
 }
 

@@ -6,9 +6,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { DataPlaneService } from '../../../services/data-plane.ts';
 import type { RowService } from '../../../services/rows/rows.ts';
 import type { FunctionService } from '../../../services/functions.ts';
-import { serveNativeRest, serveRest } from '../rest.ts';
+import { guessFor, serveNativeRest, serveRest } from '../rest.ts';
 import { HIDDEN_HEADERS, INVOCATION_RESPONSES, serveInvocation } from '../functions.ts';
-import { compatCaller, unsupported } from './gotrue.ts';
+import { compatCaller, compatCredentials, unsupported } from './gotrue.ts';
 import { restOperation } from '../../rest-docs.ts';
 import { SUPABASE_SECURITY, wildcardPath } from '../../openapi.ts';
 
@@ -24,7 +24,9 @@ export function compatDataRoutes(app: FastifyInstance, dataPlane: DataPlaneServi
     const { project_id: projectId, table } = req.params;
     // No table name starts with a digit: /rest/v1/5 is row 5 of a table named v1 (the native route it always was)
     if (/^\d+$/.test(table)) return serveNativeRest(req, reply, dataPlane, rows, { project_id: projectId, table: 'v1', id: table });
-    return serveRest(req, reply, rows, { guess: null, resolve: () => compatCaller(req, projectId, dataPlane) }, { projectId, table, rowId: null });
+    const { apiKey, userToken } = compatCredentials(req);
+    const guess = await guessFor(req, dataPlane, projectId, apiKey, userToken);
+    return serveRest(req, reply, rows, { guess, resolve: () => compatCaller(req, projectId, dataPlane) }, { projectId, table, rowId: null });
   };
   for (const method of ALL) {
     // supabase.from(table): the passthrough with the key in `apikey` and the user as Authorization: Bearer
