@@ -24,6 +24,7 @@ import { consoleRoutes } from './http/console.ts';
 import { ROOT } from './bundles.ts';
 import { join } from 'node:path';
 import { installCors } from './http/cors.ts';
+import { lazyValidators } from './http/lazy-validators.ts';
 import { installOpenApi } from './http/openapi.ts';
 import { decoratePlatformRequest } from './http/platform-auth.ts';
 import { decorateDataPlaneRequest } from './http/data-plane-auth.ts';
@@ -91,6 +92,7 @@ function createServer(config: Config, logger: Logger, metrics: Metrics | null): 
       metrics?.httpRequest(request.method, UNMATCHED_ROUTE, err.status, 0);
     },
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false } },
+    schemaController: { compilersFactory: { buildValidator: lazyValidators() } },
     // the parser's 400/408/431 and the 503 while closing in the flat shape too (installRequestGate)
     clientErrorHandler,
     return503OnClosing: false,
