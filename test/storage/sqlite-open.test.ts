@@ -179,12 +179,12 @@ test('[sqlite] files behind the most recently used give back their WAL-index map
       for (const id of ids) {
         await engine.createProjectStore(id);
         await (await engine.project(id)).run('CREATE TABLE t (v INTEGER)');
-        await (await engine.data(id, 0)).run('INSERT INTO t (v) VALUES (1), (2), (3)');
+        await (await engine.data(id)).run('INSERT INTO t (v) VALUES (1), (2), (3)');
       }
       const index = join(dir, 'projects', `${ids[0]}.db-shm`);
       assert.deepEqual([engine.openProjects, engine.warmProjects], [ids.length, MAIN_THREAD_WARM]);
       assert.equal(residentKiB(index), 0, 'the first file fell behind: its index is mapped, none of it resident');
-      const db = await engine.data(ids[0]!, 0);
+      const db = await engine.data(ids[0]!);
       assert.deepEqual(await db.all('SELECT v FROM t ORDER BY v'), [{ v: 1 }, { v: 2 }, { v: 3 }]);
       assert.ok(residentKiB(index)! > 0, 'read again, it maps its index again');
       assert.equal(residentKiB(join(dir, 'projects', `${ids[1]}.db-shm`)), 0, 'and the file it displaced gave its own back');
