@@ -12,12 +12,14 @@ interface Conn {
 
 function files(limit: number, warm: number) {
   const log: string[] = [];
+  const later: (() => void)[] = [];
   const open = new OpenFiles<Conn>({
     limit,
     warm,
     release: (c) => log.push(`release ${c.id}`),
     close: (c) => log.push(`close ${c.id}`),
     pinned: (c) => c.pinned === true,
+    later: (fn) => later.push(fn),
   });
   const conns = new Map<string, Conn>();
   const add = (id: string, pinned = false) => {
@@ -25,7 +27,12 @@ function files(limit: number, warm: number) {
     conns.set(id, c);
     open.add(id, c);
   };
-  return { open, log, conns, add, taken: () => log.splice(0) };
+  /** what happened, the releases due by now included */
+  const taken = () => {
+    for (const fn of later.splice(0)) fn();
+    return log.splice(0);
+  };
+  return { open, log, later, conns, add, taken };
 }
 
 test('[sqlite] the most recently used files stay warm; one that falls behind gives its memory back once and stays open; using it warms it again', () => {
@@ -43,18 +50,32 @@ test('[sqlite] the most recently used files stay warm; one that falls behind giv
   assert.equal(open.use('zzz'), undefined);
 });
 
+test('[sqlite] a release waits for the request that displaced the file, and is skipped if the file is used again, closed or inside a transaction by then', () => {
+  const { open, add, conns, later, taken } = files(3, 1);
+  add('a');
+  add('b');
+  assert.deepEqual([later.length, open.use('a')?.id], [1, 'a'], 'a is warm again before its release ran');
+  assert.deepEqual(taken(), ['release b'], "b fell behind in a's place");
+  add('c'); // a falls behind
+  conns.get('a')!.pinned = true;
+  assert.deepEqual(taken(), []);
+  open.use('b'); // c falls behind
+  add('d'); // b falls behind; c, the least recently used outside a transaction, is closed
+  assert.deepEqual(taken(), ['close c', 'release b']);
+});
+
 test('[sqlite] beyond the limit the least recently used file is closed, never one in a transaction nor the one just opened', () => {
   const { open, add, conns, taken } = files(3, 2);
   for (const id of ['a', 'b', 'c']) add(id);
   open.use('a'); // order now b, c, a
   taken();
   add('d');
-  assert.deepEqual(taken(), ['release c', 'close b']);
+  assert.deepEqual(taken(), ['close b', 'release c']);
   conns.get('c')!.pinned = true;
   add('e');
-  assert.deepEqual(taken(), ['release a', 'close a'], 'c is inside a transaction: the next least recently used goes');
+  assert.deepEqual(taken(), ['close a'], 'c is inside a transaction: the next least recently used goes');
   add('f');
-  assert.deepEqual(taken(), ['release d', 'close d']);
+  assert.deepEqual(taken(), ['close d']);
   assert.deepEqual([open.size, open.peek('c')?.id], [3, 'c']);
   for (const id of ['e', 'f']) conns.get(id)!.pinned = true;
   add('g');
@@ -72,10 +93,10 @@ test('[sqlite] peek leaves the order as it is; take and takeAll hand the files t
   taken();
   assert.equal(open.peek('a')?.id, 'a');
   add('d');
-  assert.deepEqual(taken(), ['release c', 'close a'], 'a peeked file is still the least recently used');
+  assert.deepEqual(taken(), ['close a', 'release c'], 'a peeked file is still the least recently used');
   assert.equal(open.take('b')?.id, 'b');
   assert.equal(open.take('b'), undefined);
   assert.deepEqual(open.takeAll().map((c) => c.id).sort(), ['c', 'd']);
   assert.deepEqual([open.size, taken()], [0, []]);
-  assert.throws(() => new OpenFiles<Conn>({ limit: 1, warm: 0, release() {}, close() {}, pinned: () => false }), /at least one warm file/);
+  assert.throws(() => new OpenFiles<Conn>({ limit: 1, warm: 0, release() {}, close() {}, pinned: () => false, later: (fn) => fn() }), /at least one warm file/);
 });

@@ -129,6 +129,7 @@ export class SqliteEngine implements Engine {
       release: (db) => releaseMemory(db.raw),
       close: (db) => db.close(),
       pinned: (db) => db.busy,
+      later: (fn) => setImmediate(fn),
     });
     mkdirSync(opts.dataDir, { recursive: true });
     this.projectDir = join(opts.dataDir, 'projects');

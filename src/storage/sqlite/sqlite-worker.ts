@@ -33,6 +33,7 @@ const conns = new OpenFiles<Conn>({
   release: (c) => releaseMemory(c.db),
   close: (c) => closeConn(c),
   pinned: (c) => c.db.inTransaction,
+  later: (fn) => setImmediate(fn),
 });
 
 function conn(projectId: string): Conn {
