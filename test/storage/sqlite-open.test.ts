@@ -12,7 +12,8 @@ import Database from 'better-sqlite3';
 import { SqliteEngine, type SqliteEngineOptions } from '../../src/storage/sqlite/sqlite-engine.ts';
 import { quoteIdent } from '../../src/storage/engine.ts';
 import { projectMigrations } from '../../src/storage/schema.ts';
-import { DEFAULT_OPEN_PROJECTS, FDS_PER_PROJECT, fileLimit, openProjectLimit } from '../../src/storage/sqlite/sqlite-open-limit.ts';
+import { DEFAULT_OPEN_PROJECTS, FDS_PER_PROJECT, MAIN_THREAD_WARM, WORKER_OPEN_FILES, fileLimit, openProjectLimit, workerOpenFiles } from '../../src/storage/sqlite/sqlite-open-limit.ts';
+import { statementBound } from '../../src/storage/sqlite/sqlite-statement-cache.ts';
 import { openTestEngine } from '../support/app.ts';
 
 const PROJECT = 'openproject';
@@ -160,6 +161,51 @@ test('[sqlite] SQLITE_OPEN_PROJECTS bounds the open project files; closed ones r
     await engine.close();
     await cleanup();
   }
+});
+
+/** KiB of `file` this process has resident through its mappings (Linux), or null: not mapped. */
+function residentKiB(file: string): number | null {
+  const blocks = readFileSync('/proc/self/smaps', 'utf8').split(/\n(?=[0-9a-f]+-[0-9a-f]+ )/);
+  const mapped = blocks.filter((b) => b.split('\n')[0]!.endsWith(` ${file}`));
+  if (mapped.length === 0) return null;
+  return mapped.reduce((kib, b) => kib + Number(/^Rss:\s+(\d+) kB/m.exec(b)![1]), 0);
+}
+
+/** Releases run after the request that displaced their file (sqlite-open-files.ts). */
+const releasesDue = () => new Promise((resolve) => setImmediate(resolve));
+
+test('[sqlite] files behind the most recently used give back their WAL-index mapping and page cache, stay open and answer as before', { skip: process.platform !== 'linux' && 'reads /proc/self/smaps' }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'bp-open-'));
+  try {
+    await withEngine({ dataDir: dir }, async (engine) => {
+      const ids = Array.from({ length: MAIN_THREAD_WARM + 1 }, (_, i) => `warm${i}`);
+      for (const id of ids) {
+        await engine.createProjectStore(id);
+        await (await engine.project(id)).run('CREATE TABLE t (v INTEGER)');
+        await (await engine.data(id)).run('INSERT INTO t (v) VALUES (1), (2), (3)');
+      }
+      const index = join(dir, 'projects', `${ids[0]}.db-shm`);
+      await releasesDue();
+      assert.deepEqual([engine.openProjects, engine.warmProjects], [ids.length, MAIN_THREAD_WARM]);
+      assert.equal(residentKiB(index), 0, 'the first file fell behind: its index is mapped, none of it resident');
+      const db = await engine.data(ids[0]!);
+      assert.deepEqual(await db.all('SELECT v FROM t ORDER BY v'), [{ v: 1 }, { v: 2 }, { v: 3 }]);
+      assert.ok(residentKiB(index)! > 0, 'read again, it maps its index again');
+      await releasesDue();
+      assert.equal(residentKiB(join(dir, 'projects', `${ids[1]}.db-shm`)), 0, 'and the file it displaced gave its own back');
+    });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('[sqlite] each worker keeps its share of the open files, at most WORKER_OPEN_FILES; a thread keeps 8 statements per open file, at least 512', () => {
+  assert.equal(workerOpenFiles(1024, 4), WORKER_OPEN_FILES);
+  assert.equal(workerOpenFiles(10, 4), 3);
+  assert.equal(workerOpenFiles(1, 4), 1);
+  assert.equal(statementBound(1024), 8192);
+  assert.equal(statementBound(WORKER_OPEN_FILES), 512);
+  assert.equal(statementBound(1), 512);
 });
 
 test('[sqlite] the default open-file limit is lowered to what the file descriptors allow; a larger requested one is refused', () => {

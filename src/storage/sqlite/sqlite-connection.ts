@@ -25,6 +25,12 @@ export interface OpenOptions {
    * connection settings only its C API can make), loaded before anything else runs.
    */
   extension?: string;
+  /**
+   * KiB of page cache (better-sqlite3 builds SQLite with 16 MB per connection): a thread keeps
+   * many connections, and this bounds those in use (sqlite-open-files.ts releases the others'). A
+   * change to the file's schema resets it to the default (SQLite reads it again with the schema).
+   */
+  cacheKiB?: number;
 }
 
 export function openConnection(file: string, opts: OpenOptions = {}): Database.Database {
@@ -33,6 +39,19 @@ export function openConnection(file: string, opts: OpenOptions = {}): Database.D
   // One call for every setting: opening is on the hot path of a project beyond the open-file limit.
   // A WAL kept on disk (the extension) is trimmed back to the limit at its next restart after a
   // large write grew it (about SQLite's default checkpoint, 1000 pages of 4 KiB).
-  db.exec(`PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA journal_size_limit = ${WAL_SIZE_LIMIT}`);
+  const cache = opts.cacheKiB ? `; PRAGMA cache_size = -${Math.trunc(opts.cacheKiB)}` : '';
+  db.exec(`PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA journal_size_limit = ${WAL_SIZE_LIMIT}${cache}`);
   return db;
+}
+
+/**
+ * Gives back what a connection opened with the extension needs only while in use: its page cache
+ * and its mapping of the WAL index (native/sqlite-deadline.c), until its next statement.
+ */
+export function releaseMemory(db: Database.Database): void {
+  try {
+    if (db.open) db.exec('SELECT bp_release_memory()');
+  } catch {
+    // it runs on its own (setImmediate): a release that fails leaves the memory in use, nothing else
+  }
 }

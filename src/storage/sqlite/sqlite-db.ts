@@ -122,6 +122,12 @@ export class SqliteDb implements Db {
     return this.statement(sql, params, 'run', null) as Promise<{ changes: number }>;
   }
 
+  /** A read run once, its statement not kept (a header field read at open: kept, it would stay for as long as the file). */
+  async getOnce<T>(sql: string): Promise<T | undefined> {
+    if (this.lockedUntil) await this.idle();
+    return this.whenFree(() => this.raw.prepare(sql).get() as T | undefined);
+  }
+
   async runBestEffort(sql: string, params: readonly SqlParam[] = []): Promise<void> {
     if (this.lockedUntil) await this.idle();
     try {

@@ -9,15 +9,16 @@ import { quoteIdent, StoreMissing } from '../engine.ts';
 import { migrate, type Migration } from '../migrate.ts';
 import { platformMigrations, projectMigrations, type SchemaTypes } from '../schema.ts';
 import { SqliteDb } from './sqlite-db.ts';
-import { openConnection, projectFile } from './sqlite-connection.ts';
+import { openConnection, projectFile, releaseMemory } from './sqlite-connection.ts';
 import { SqliteWorkerPool } from './sqlite-worker-pool.ts';
 import { HybridDb, InlineBudget } from './sqlite-hybrid-db.ts';
 import { deadlineSetter } from './sqlite-deadline.ts';
 import { registerSqliteFunctions } from './sqlite-functions.ts';
 import { sqliteDeadlineLibrary, sqliteWorkerScript } from './sqlite-build.ts';
 import { SqlitePolicyCompiler } from './sqlite-policy-compiler.ts';
-import { fileLimit, openProjectLimit } from './sqlite-open-limit.ts';
-import { MAIN_THREAD_STATEMENTS, StatementCache } from './sqlite-statement-cache.ts';
+import { fileLimit, openProjectLimit, MAIN_THREAD_CACHE_KIB, MAIN_THREAD_WARM, workerOpenFiles } from './sqlite-open-limit.ts';
+import { OpenFiles } from './sqlite-open-files.ts';
+import { statementBound, StatementCache } from './sqlite-statement-cache.ts';
 
 const TYPES: SchemaTypes = { ts: 'TEXT', bool: 'INTEGER', bigint: 'INTEGER', serial: 'INTEGER PRIMARY KEY AUTOINCREMENT' };
 
@@ -83,7 +84,8 @@ export interface SqliteEngineOptions {
 }
 
 // the main thread never blocks on another connection's write lock (see sqlite-db.ts)
-const open = (file: string, extension?: string) => openConnection(file, { busyTimeoutMs: 0, extension });
+const open = (file: string, project?: { extension: string }) =>
+  openConnection(file, { busyTimeoutMs: 0, ...(project && { extension: project.extension, cacheKiB: MAIN_THREAD_CACHE_KIB }) });
 
 const PLATFORM_MIGRATIONS = platformMigrations(quoteIdent, TYPES);
 const PROJECT_MIGRATIONS = projectMigrations(quoteIdent, TYPES);
@@ -96,7 +98,7 @@ const PROJECT_MIGRATIONS = projectMigrations(quoteIdent, TYPES);
  * newer release migrated: left as it is.
  */
 async function migrateFile(db: SqliteDb, migrations: Migration[]): Promise<void> {
-  const stamp = await db.get<{ user_version: number }>('PRAGMA user_version');
+  const stamp = await db.getOnce<{ user_version: number }>('PRAGMA user_version');
   if (stamp!.user_version >= migrations.length) return;
   await db.tx(async (tx) => {
     await migrate(tx, migrations);
@@ -108,7 +110,7 @@ export class SqliteEngine implements Engine {
   readonly kind = 'sqlite' as const;
   readonly dialect = sqliteDialect;
   readonly platform: SqliteDb;
-  private projects = new Map<string, SqliteDb>();
+  private readonly projects: OpenFiles<SqliteDb>;
   /** first opens under way: concurrent requests share one, never open (and leak) a second connection */
   private opening = new Map<string, Promise<SqliteDb>>();
   private readonly projectDir: string;
@@ -116,10 +118,19 @@ export class SqliteEngine implements Engine {
   private readonly inline = new InlineBudget();
   private readonly deadlineLibrary = sqliteDeadlineLibrary();
   private readonly maxOpen: number;
-  private readonly statements = new StatementCache(MAIN_THREAD_STATEMENTS);
+  private readonly statements: StatementCache;
 
   private constructor(private readonly opts: SqliteEngineOptions) {
     this.maxOpen = openProjectLimit(opts.maxOpenProjects, fileLimit());
+    this.statements = new StatementCache(statementBound(this.maxOpen));
+    this.projects = new OpenFiles<SqliteDb>({
+      limit: this.maxOpen,
+      warm: MAIN_THREAD_WARM,
+      release: (db) => releaseMemory(db.raw),
+      close: (db) => db.close(),
+      pinned: (db) => db.busy,
+      later: (fn) => setImmediate(fn),
+    });
     mkdirSync(opts.dataDir, { recursive: true });
     this.projectDir = join(opts.dataDir, 'projects');
     mkdirSync(this.projectDir, { recursive: true });
@@ -130,8 +141,7 @@ export class SqliteEngine implements Engine {
       script: sqliteWorkerScript(),
       deadlineLibrary: this.deadlineLibrary,
       projectDir: this.projectDir,
-      // the open files are shared out among the workers, so that they do not multiply them
-      maxConnections: Math.ceil(this.maxOpen / workers),
+      maxConnections: workerOpenFiles(this.maxOpen, workers),
       // a write waits for the lock at most as long as a statement may run (the busy handler
       // ignores interrupts)
       busyTimeoutMs: statementTimeoutMs || 5000,
@@ -152,13 +162,8 @@ export class SqliteEngine implements Engine {
   }
 
   private openProject(projectId: string, create: boolean): Promise<SqliteDb> {
-    const cached = this.projects.get(projectId);
-    if (cached) {
-      // refresh LRU position
-      this.projects.delete(projectId);
-      this.projects.set(projectId, cached);
-      return Promise.resolve(cached);
-    }
+    const cached = this.projects.use(projectId);
+    if (cached) return Promise.resolve(cached);
     let opening = this.opening.get(projectId);
     if (!opening) {
       opening = this.openFile(projectId, create).finally(() => this.opening.delete(projectId));
@@ -171,7 +176,7 @@ export class SqliteEngine implements Engine {
     const file = this.file(projectId);
     if (!create && !existsSync(file)) throw new StoreMissing();
     // data statements are tried here first (sqlite-hybrid-db.ts): functions and deadline as in a worker
-    const raw = open(file, this.deadlineLibrary);
+    const raw = open(file, { extension: this.deadlineLibrary });
     registerSqliteFunctions(raw);
     const db = new SqliteDb(raw, this.statements, deadlineSetter(raw));
     try {
@@ -180,14 +185,7 @@ export class SqliteEngine implements Engine {
       db.close(); // not kept: the next request opens it afresh
       throw err;
     }
-    this.projects.set(projectId, db);
-    // Close the least recently used files beyond the limit, never one inside an open transaction.
-    for (const [id, conn] of this.projects) {
-      if (this.projects.size <= this.maxOpen) break;
-      if (conn.busy || id === projectId) continue;
-      this.projects.delete(id);
-      conn.close();
-    }
+    this.projects.add(projectId, db);
     return db;
   }
 
@@ -205,11 +203,7 @@ export class SqliteEngine implements Engine {
   }
 
   async dropProjectStore(projectId: string): Promise<void> {
-    const conn = this.projects.get(projectId);
-    if (conn) {
-      this.projects.delete(projectId);
-      conn.close();
-    }
+    this.projects.take(projectId)?.close();
     this.workers.closeProject(projectId);
     const file = this.file(projectId);
     for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true });
@@ -234,6 +228,11 @@ export class SqliteEngine implements Engine {
     return this.projects.size;
   }
 
+  /** Of those, the ones keeping their page cache (tests). */
+  get warmProjects(): number {
+    return this.projects.warmCount;
+  }
+
   /** Worker threads started so far (tests: a statement past its deadline must not cost a worker). */
   get workersStarted(): number {
     return this.workers.started;
@@ -241,8 +240,7 @@ export class SqliteEngine implements Engine {
 
   async close(): Promise<void> {
     await this.workers.close();
-    for (const conn of this.projects.values()) conn.close({ checkpoint: true });
-    this.projects.clear();
+    for (const conn of this.projects.takeAll()) conn.close({ checkpoint: true });
     this.platform.close();
   }
 }

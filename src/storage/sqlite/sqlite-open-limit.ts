@@ -2,13 +2,25 @@
 // limit is closed and costs a reopen on its next request, so the limit should cover the projects
 // in use; what bounds it is the process's file descriptors: an open project holds 3 on the main
 // thread (the database, its WAL, its shared-memory index), and the worker threads' connections,
-// together as many as the main thread's, 2 more each (the index is shared within the process).
+// together never more than the main thread's, 2 more each (the index is shared within the process).
 import { readFileSync } from 'node:fs';
 
 export const DEFAULT_OPEN_PROJECTS = 1024;
 export const FDS_PER_PROJECT = 5;
 // the rest is for everything else: client sockets, function sandboxes, the platform file, logs
 const PROJECT_SHARE = 0.75;
+
+/** Files of the main thread that keep their page cache (sqlite-open-files.ts), and its bound in KiB. */
+export const MAIN_THREAD_WARM = 16;
+export const MAIN_THREAD_CACHE_KIB = 1024;
+/**
+ * Files each worker thread keeps open, and keeps warm. Workers run the statements that proved
+ * expensive (or that the main thread had no time for), so a reopen is small beside them; and every
+ * worker opens the files of its own, which would multiply the open files and their memory.
+ */
+export const WORKER_OPEN_FILES = 64;
+export const WORKER_WARM = 4;
+export const WORKER_CACHE_KIB = 512;
 
 /** The process's limit on open files (Node raises it to the hard limit at start), or null: unknown. */
 export function fileLimit(): number | null {
@@ -34,4 +46,9 @@ export function openProjectLimit(requested: number | undefined, files: number | 
         `more than ${PROJECT_SHARE * 100}% of this process's limit of ${files} (ulimit -n): set it to ${fits} at most, or raise the limit`,
     );
   return requested;
+}
+
+/** Files each worker keeps open: the open-file limit shared out among them, at most WORKER_OPEN_FILES. */
+export function workerOpenFiles(maxOpen: number, workers: number): number {
+  return Math.min(WORKER_OPEN_FILES, Math.ceil(maxOpen / workers));
 }

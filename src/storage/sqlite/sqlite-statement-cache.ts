@@ -1,14 +1,28 @@
 // Prepared statements of a thread's SQLite connections, kept for as long as their connection is
-// open, under one bound for all of them. A thread keeps up to SQLITE_OPEN_PROJECTS connections
-// open: a bound per connection would let memory grow with the open files times the statements
-// each one caches (a prepared statement holds about 4 to 13 KiB), while one least-recently-used
-// order across connections keeps the statements in use, whichever projects use them.
+// open, under one bound for all of them. A thread keeps many connections open: a bound per
+// connection would let memory grow with the open files times the statements each one caches (a
+// prepared statement holds about 2 to 9 KiB), while one least-recently-used order across
+// connections keeps the statements in use, whichever projects use them, and lets go first of those
+// a project runs once (its tables and policies, read again only when they change).
 import type Database from 'better-sqlite3';
 
-// Bounds per thread, at most about 100 MiB on the main thread and 25 MiB in each worker: several
-// statements for each of a thousand open projects, where a project's requests use a few each.
-export const MAIN_THREAD_STATEMENTS = 8192;
-export const WORKER_STATEMENTS = 2048;
+/**
+ * Statements kept per open file: the two or three a project's requests run (credentials, data),
+ * with room for those it runs once per schema version (its tables and policies), which age out
+ * first. A bound below the statements in use would have the requests prepare them over and over.
+ */
+export const STATEMENTS_PER_FILE = 8;
+/** the least bound: the platform's own statements, and a thread with few files */
+const MIN_STATEMENTS = 512;
+
+/**
+ * The bound of a thread that keeps `openFiles` project files open: 8,192 statements for the main
+ * thread's default 1,024 files (most hold 2 to 5 KiB), 512 for a worker's 64. An evicted
+ * statement's memory goes when the garbage collector takes its object.
+ */
+export function statementBound(openFiles: number): number {
+  return Math.max(MIN_STATEMENTS, STATEMENTS_PER_FILE * openFiles);
+}
 
 interface Entry {
   sql: string;

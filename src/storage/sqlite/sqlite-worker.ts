@@ -1,21 +1,21 @@
 // A worker thread that runs SQL against project files for the main thread, so that a slow
 // statement (a full scan, a large bulk insert) never blocks the event loop that serves every other
-// project. Each worker keeps its own connections (least recently used ones closed beyond a limit,
-// each with a small page cache: every worker has its own), their prepared statements under one
-// bound (sqlite-statement-cache.ts), and bounds every statement with the native deadline
+// project. Each worker keeps its own connections (in two tiers, sqlite-open-files.ts: the few most
+// recently used keep a small page cache, every worker has its own; the rest give theirs back, and
+// the least recently used are closed beyond a limit), their prepared statements under one bound
+// (sqlite-statement-cache.ts), and bounds every statement with the native deadline
 // (sqlite-deadline.ts).
 import { parentPort, workerData } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
 import type { RowTally } from '../engine.ts';
 import type { ToWorker, FromWorker, WorkerSetup } from './sqlite-worker-protocol.ts';
-import { openConnection, projectFile } from './sqlite-connection.ts';
+import { openConnection, projectFile, releaseMemory } from './sqlite-connection.ts';
 import { deadlineSetter } from './sqlite-deadline.ts';
 import { tallyRows } from './sqlite-tally.ts';
 import { registerSqliteFunctions } from './sqlite-functions.ts';
-import { StatementCache, WORKER_STATEMENTS, type ConnectionStatements } from './sqlite-statement-cache.ts';
-
-// KiB of page cache per connection (SQLite's default is 2 MiB): workers multiply connections
-const CACHE_KIB = 512;
+import { StatementCache, statementBound, type ConnectionStatements } from './sqlite-statement-cache.ts';
+import { OpenFiles } from './sqlite-open-files.ts';
+import { WORKER_CACHE_KIB, WORKER_WARM } from './sqlite-open-limit.ts';
 
 interface Conn {
   db: Database.Database;
@@ -26,27 +26,28 @@ interface Conn {
 }
 
 const setup = workerData as WorkerSetup;
-const conns = new Map<string, Conn>();
-const statements = new StatementCache(WORKER_STATEMENTS);
+const statements = new StatementCache(statementBound(setup.maxConnections));
+const conns = new OpenFiles<Conn>({
+  limit: setup.maxConnections,
+  warm: WORKER_WARM,
+  release: (c) => releaseMemory(c.db),
+  close: (c) => closeConn(c),
+  pinned: (c) => c.db.inTransaction,
+  later: (fn) => setImmediate(fn),
+});
 
 function conn(projectId: string): Conn {
-  let c = conns.get(projectId);
-  if (c) {
-    conns.delete(projectId); // most recently used goes last
-    conns.set(projectId, c);
-    return c;
-  }
-  const db = openConnection(projectFile(setup.projectDir, projectId), { mustExist: true, busyTimeoutMs: setup.busyTimeoutMs, extension: setup.deadlineLibrary });
-  db.pragma(`cache_size = -${CACHE_KIB}`);
+  const open = conns.use(projectId);
+  if (open) return open;
+  const db = openConnection(projectFile(setup.projectDir, projectId), {
+    mustExist: true,
+    busyTimeoutMs: setup.busyTimeoutMs,
+    extension: setup.deadlineLibrary,
+    cacheKiB: WORKER_CACHE_KIB,
+  });
   registerSqliteFunctions(db);
-  c = { db, setDeadline: deadlineSetter(db), statements: statements.connection(db), closing: false };
-  conns.set(projectId, c);
-  for (const [id, old] of conns) {
-    if (conns.size <= setup.maxConnections) break;
-    if (old.db.inTransaction) continue;
-    conns.delete(id);
-    closeConn(old);
-  }
+  const c = { db, setDeadline: deadlineSetter(db), statements: statements.connection(db), closing: false };
+  conns.add(projectId, c);
   return c;
 }
 
@@ -82,13 +83,13 @@ function tally(c: Conn, m: Extract<ToWorker, { t: 'tally' }>): RowTally {
 }
 
 function close(projectId: string): void {
-  const c = conns.get(projectId);
+  const c = conns.peek(projectId);
   if (!c) return;
   if (c.db.inTransaction) {
     c.closing = true; // closing now would roll back, and the next statement would reopen in autocommit
     return;
   }
-  conns.delete(projectId);
+  conns.take(projectId);
   closeConn(c);
 }
 
