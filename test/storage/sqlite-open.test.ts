@@ -19,14 +19,16 @@ import { openTestEngine } from '../support/app.ts';
 const PROJECT = 'openproject';
 const SCHEMA_VERSION = projectMigrations(quoteIdent, { ts: '', bool: '', bigint: '', serial: '' }).length;
 
-/** A data directory holding one project, created and closed (its WAL checkpointed into the file). */
+/** A data directory holding one project, created and closed, its WAL then checkpointed into the file (a known state). */
 async function withProject(fn: (dir: string, file: string) => Promise<void>): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'bp-open-'));
   try {
     const engine = await SqliteEngine.open({ dataDir: dir });
     await engine.createProjectStore(PROJECT);
     await engine.close();
-    await fn(dir, join(dir, 'projects', `${PROJECT}.db`));
+    const file = join(dir, 'projects', `${PROJECT}.db`);
+    onFile(file, (db) => db.pragma('wal_checkpoint(TRUNCATE)'));
+    await fn(dir, file);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -104,18 +106,21 @@ test('[sqlite] a project file from before the stamp (user_version 0) is stamped 
   });
 });
 
-test('[sqlite] a project file closed for the open-file limit keeps its WAL and index and writes nothing; the engine empties the WAL when it closes; deleting the project removes them', async () => {
+test('[sqlite] a project file closed for the open-file limit, or by the engine closing, keeps its WAL and index and writes nothing to the file; deleting the project removes them', async () => {
   await withProject(async (dir, file) => {
     const kept = (when: string) => {
       for (const suffix of ['-wal', '-shm']) assert.ok(existsSync(file + suffix), `${suffix} kept ${when}`);
     };
     const write = async (engine: SqliteEngine, v: number) => (await engine.data(PROJECT)).run('INSERT INTO t (v) VALUES (?)', [v]);
+    const untouched = digest(file);
     await withEngine({ dataDir: dir }, async (engine) => {
       await (await engine.project(PROJECT)).run('CREATE TABLE t (v INTEGER)');
       await write(engine, 1);
     });
     kept('when the engine closed');
-    assert.equal(walBytes(file), 0, 'the engine checkpointed and emptied the WAL when it closed');
+    // no checkpoint at shutdown either (a thousand open files would each be written and synced)
+    assert.equal(digest(file), untouched, 'the engine closed without writing the file');
+    assert.ok(walBytes(file) > 0, 'the writes are in the WAL');
     await withEngine({ dataDir: dir, maxOpenProjects: 1 }, async (engine) => {
       await write(engine, 2);
       const before = { db: digest(file), wal: walBytes(file) };

@@ -240,7 +240,7 @@ export class SqliteEngine implements Engine {
 
   async close(): Promise<void> {
     await this.workers.close();
-    for (const conn of this.projects.takeAll()) conn.close({ checkpoint: true });
+    for (const conn of this.projects.takeAll()) conn.close();
     this.platform.close();
   }
 }
