@@ -65,4 +65,21 @@ await describeEngines('statement reuse', (ctx) => {
       assert.equal(res.body.length, Math.min(i, 50));
     }
   });
+
+  test('PostgreSQL: a connection past its prepared statements runs the rest unnamed and stays (it is not replaced every few hundred statements)', async (tc) => {
+    const t = ctx();
+    if (t.kind !== 'postgres') return tc.skip('PostgreSQL only');
+    const d = await dataPlane(t);
+    const db = await t.engine.data(d.pid, 0);
+    const seen = new Map<number, number>();
+    for (let i = 0; i < 700; i++) {
+      // a text of its own each time: 700 named statements would be more than a connection prepares
+      const row = await db.get<{ pid: number; prepared: number }>(`SELECT pg_backend_pid() AS pid, (SELECT count(*) FROM pg_prepared_statements) AS prepared, ? AS k${i}`, [i]);
+      seen.set(row!.pid, Math.max(seen.get(row!.pid) ?? 0, Number(row!.prepared)));
+    }
+    // one after the other, the pool hands out the same idle connection each time; before, it was
+    // closed and replaced at 256 prepared statements, so 700 statements saw three
+    assert.equal(seen.size, 1, `${seen.size} connections`);
+    for (const [pid, prepared] of seen) assert.ok(prepared <= 256, `connection ${pid} held ${prepared} prepared statements`);
+  });
 });
