@@ -7,7 +7,7 @@
 // statement checks it (the guard) and is run again the long way when the check fails. The existence
 // of projects is remembered too, and a project deleted since (maybe through another node) shows as a
 // missing store on its first statement.
-import type { Engine, SqlParam } from '../storage/engine.ts';
+import type { Db, Engine, SqlParam } from '../storage/engine.ts';
 import { StoreMissing } from '../storage/engine.ts';
 import type { Clock } from '../lib/clock.ts';
 import { hashToken, isTokenShaped } from '../lib/tokens.ts';
@@ -56,6 +56,25 @@ interface Resolved {
   caller: DataPlaneCaller;
   keyId: string;
   permissions: string;
+  /** the guard's SQL (guardSql), written once: a repeated read only binds its values */
+  guardSql: string;
+}
+
+/**
+ * The condition that holds when resolving the same credentials now would give `caller` at the
+ * same schema version with nothing to write; its values are bound by `guess`, in this order.
+ */
+function guardSql(db: Db, user: AuthContext | null): string {
+  const sql = [
+    `(SELECT version FROM ${db.t('_bp_meta')} WHERE id = 1) = ?`,
+    `EXISTS (SELECT 1 FROM ${db.t('_bp_keys')} k WHERE k.key_hash = ? AND k.id = ? AND k.permissions = ?
+       AND (k.expires_at IS NULL OR k.expires_at > ?) AND k.last_used_at >= ?)`,
+  ];
+  if (user)
+    sql.push(`EXISTS (SELECT 1 FROM ${db.t('_bp_user_sessions')} s JOIN ${db.t('_bp_users')} u ON u.id = s.user_id
+       WHERE s.token_hash = ? AND s.expires_at > ? AND u.id = ? AND u.email = ? AND ${user.role === null ? 'u.role IS NULL' : 'u.role = ?'}
+       AND CASE WHEN u.email_verified THEN 1 ELSE 0 END = ?)`);
+  return sql.join(' AND ');
 }
 
 const KNOWN_PROJECTS = 10000;
@@ -107,7 +126,8 @@ export class DataPlaneService {
       const user = row.user_id === null ? null : toUser({ ...row, id: row.user_id, email: row.email!, created_at: row.created_at!, email_verified: row.email_verified! });
       const caller = { key, user, auth: user && authOf(user), version: Number(row.version) };
       // a token that names no session is not remembered: its guard would have to prove an absence
-      if (credentials.session === NO_SESSION || user) this.guesses.set(projectId, credentialsKey(credentials), { caller, keyId: row.key_id!, permissions: row.permissions });
+      if (credentials.session === NO_SESSION || user)
+        this.guesses.set(projectId, credentialsKey(credentials), { caller, keyId: row.key_id!, permissions: row.permissions, guardSql: guardSql(db, caller.auth) });
       return caller;
     } catch (err) {
       if (!(err instanceof StoreMissing)) throw err;
@@ -124,24 +144,13 @@ export class DataPlaneService {
     const credentials = { keyHash: hashToken(apiKey), session: sessionOf(userToken) };
     const seen = this.guesses.get(projectId, credentialsKey(credentials));
     if (!seen) return null;
-    const db = await this.engine.project(projectId).catch((err) => (err instanceof StoreMissing ? null : Promise.reject(err)));
-    if (!db) return null;
-    const now = this.clock.now();
+    // (a project deleted since shows as a missing store on the guarded statement: the long way answers)
+    const now = this.clock.now().toISOString();
     const { caller } = seen;
-    const sql = [
-      `(SELECT version FROM ${db.t('_bp_meta')} WHERE id = 1) = ?`,
-      `EXISTS (SELECT 1 FROM ${db.t('_bp_keys')} k WHERE k.key_hash = ? AND k.id = ? AND k.permissions = ?
-         AND (k.expires_at IS NULL OR k.expires_at > ?) AND k.last_used_at >= ?)`,
-    ];
-    const params: SqlParam[] = [caller.version, credentials.keyHash, seen.keyId, seen.permissions, now.toISOString(), new Date(now.getTime() - LAST_USED_RESOLUTION_MS).toISOString()];
+    const params: SqlParam[] = [caller.version, credentials.keyHash, seen.keyId, seen.permissions, now, new Date(Date.parse(now) - LAST_USED_RESOLUTION_MS).toISOString()];
     const user = caller.auth;
-    if (user) {
-      sql.push(`EXISTS (SELECT 1 FROM ${db.t('_bp_user_sessions')} s JOIN ${db.t('_bp_users')} u ON u.id = s.user_id
-         WHERE s.token_hash = ? AND s.expires_at > ? AND u.id = ? AND u.email = ? AND ${user.role === null ? 'u.role IS NULL' : 'u.role = ?'}
-         AND CASE WHEN u.email_verified THEN 1 ELSE 0 END = ?)`);
-      params.push(credentials.session, now.toISOString(), user.id, user.email, ...(user.role === null ? [] : [user.role]), user.email_verified ? 1 : 0);
-    }
-    return { caller, guard: { sql: sql.join(' AND '), params }, confirmed: false };
+    if (user) params.push(credentials.session, now, user.id, user.email, ...(user.role === null ? [] : [user.role]), user.email_verified ? 1 : 0);
+    return { caller, guard: { sql: seen.guardSql, params }, confirmed: false };
   }
 
   private async exists(projectId: string): Promise<boolean> {
