@@ -70,6 +70,11 @@ export class PolicyService {
   // Validation is a pure function of (expression, column set): memoised, so applying a policy
   // re-validates it against the table as it is now without re-parsing on every request.
   private validated = new Map<string, TypedExpr | PolicyError>();
+  /**
+   * The same, by the objects of a cached schema version (project-schema.ts): a request finds its
+   * policy's validated tree without building the text key above. A new version brings new objects.
+   */
+  private validatedFor = new WeakMap<object, { table: TableInfo; result: TypedExpr | PolicyError }>();
   private logged = new Set<string>();
 
   constructor(
@@ -78,6 +83,14 @@ export class PolicyService {
     private readonly clock: Clock,
     private readonly log: PolicyLog,
   ) {}
+
+  private validatedAgainst(table: TableInfo, policy: { expression: string }): TypedExpr | PolicyError {
+    const hit = this.validatedFor.get(policy);
+    if (hit?.table === table) return hit.result;
+    const result = this.validate(policy.expression, columnsOf(table));
+    this.validatedFor.set(policy, { table, result });
+    return result;
+  }
 
   private validate(expression: string, columns: ColumnInfo[]): TypedExpr | PolicyError {
     const key = `${columns.map((c) => `${c.name}:${c.type}`).join(',')}\u0000${expression}`;
@@ -242,7 +255,7 @@ export class PolicyService {
    * error it no longer validates with: such a policy matches no rows (NO_MATCH).
    */
   apply(table: TableInfo, policy: { expression: string }, ctx: CompileContext): Sql | PolicyError {
-    const v = this.validate(policy.expression, columnsOf(table));
+    const v = this.validatedAgainst(table, policy);
     if (v instanceof PolicyError) return v;
     const compiled = this.engine.dialect.compilePolicy(v, ctx);
     return { sql: compiled.sql, params: compiled.params as Sql['params'] };
