@@ -85,6 +85,8 @@ export interface Config {
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
+/** PG_POOL_SIZE's default, also the engine's when opened without settings (tests, tools) */
+export const DEFAULT_PG_POOL_SIZE = 20;
 
 function int(env: Record<string, string | undefined>, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
@@ -186,8 +188,10 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     tokenTtlMs: 30 * DAY_MS,
     statementTimeoutMs,
     postgres: Object.freeze({
-      // at least 3: two connections stay out of the projects' share for the platform's own queries
-      poolSize: int(env, 'PG_POOL_SIZE', 10, 3, 1000),
+      // at least 3: two connections stay out of the projects' share for the platform's own queries.
+      // 20 by default: a project's share (half of 18) is then about what PostgREST's own pool of 10
+      // gives its one database; with 10, a busy project got 4 and waited in the gate (README).
+      poolSize: int(env, 'PG_POOL_SIZE', DEFAULT_PG_POOL_SIZE, 3, 1000),
       connectTimeoutMs: int(env, 'PG_CONNECT_TIMEOUT_MS', 5000, 100, 600000),
       queryTimeoutMs: queryTimeout(env, statementTimeoutMs),
       keepAliveMs: int(env, 'PG_KEEPALIVE_MS', 10000, 1000, 7200000),

@@ -38,3 +38,9 @@ test('SHUTDOWN_TIMEOUT_MS: 30 s by default, 100 ms to an hour', () => {
   assert.equal(loadConfig({ SHUTDOWN_TIMEOUT_MS: '5000' }).shutdownTimeoutMs, 5000);
   assert.throws(() => loadConfig({ SHUTDOWN_TIMEOUT_MS: '50' }), { message: 'SHUTDOWN_TIMEOUT_MS must be between 100 and 3600000, got 50' });
 });
+
+test('PG_POOL_SIZE: 20 by default (a project may then use 9 connections), at least 3', () => {
+  assert.equal(loadConfig({}).postgres.poolSize, 20);
+  assert.equal(loadConfig({ PG_POOL_SIZE: '3' }).postgres.poolSize, 3);
+  assert.throws(() => loadConfig({ PG_POOL_SIZE: '2' }), { message: 'PG_POOL_SIZE must be between 3 and 1000, got 2' });
+});

@@ -8,13 +8,14 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { DEFAULT_PG_POOL_SIZE } from '../../src/config.ts';
 import { createTestDatabase, PG_ADMIN_URL } from '../../test/support/postgres.ts';
 import { answers200, cleanupOnInterrupt, freePort, startProcess, type ServerProcess } from '../server-process.ts';
 import { inserts, isReadersFirst20, reads, READER, TODO_ROWS, TODO_USERS, type Send } from '../workload.ts';
 
 export const POSTGREST_VERSION = '12.0.2-2';
-/** The same pool size as Baseplate's default (PG_POOL_SIZE). */
-const DB_POOL = 10;
+/** As many connections as Baseplate's default (PG_POOL_SIZE), not PostgREST's own 10: equal means. */
+const DB_POOL = DEFAULT_PG_POOL_SIZE;
 
 /** The binary, installed on first use with npm (install, not ci: the platform packages are optional). */
 export function installPostgrest(): string {

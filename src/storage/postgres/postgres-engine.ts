@@ -7,6 +7,7 @@ import { migrate } from '../migrate.ts';
 import { platformMigrations, projectMigrations, type SchemaTypes } from '../schema.ts';
 import { ASSERTION_SQLSTATE, PgDb, resultTypes, watchPool } from './postgres-db.ts';
 import { FairGate } from '../fair-gate.ts';
+import { DEFAULT_PG_POOL_SIZE } from '../../config.ts';
 import { GatedDb } from '../gated-db.ts';
 import { PostgresPolicyCompiler } from './postgres-policy-compiler.ts';
 
@@ -125,7 +126,7 @@ export class PostgresEngine implements Engine {
     const pool = new pg.Pool({
       connectionString: url,
       types: resultTypes,
-      max: opts.poolSize ?? 10,
+      max: opts.poolSize ?? DEFAULT_PG_POOL_SIZE,
       statement_timeout: statementTimeoutMs || undefined,
       query_timeout: queryTimeoutMs || undefined,
       // A client cut off by a partition leaves its backend idle in its transaction, holding row
@@ -137,7 +138,7 @@ export class PostgresEngine implements Engine {
       keepAliveInitialDelayMillis: opts.keepAliveMs ?? 10000,
     });
     watchPool(pool);
-    const poolSize = opts.poolSize ?? 10;
+    const poolSize = opts.poolSize ?? DEFAULT_PG_POOL_SIZE;
     const capacity = Math.max(1, poolSize - PLATFORM_RESERVE);
     const gate = new FairGate({ capacity, perKey: opts.perProject ?? Math.ceil(capacity / 2), maxWaitMs: statementTimeoutMs || 30000 });
     const engine = new PostgresEngine(pool, connectTimeoutMs, gate);
