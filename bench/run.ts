@@ -20,7 +20,8 @@ import { join } from 'node:path';
 import { load, type LoadResult } from './load.ts';
 import { scenarios } from './scenarios.ts';
 import { benchServerProcess, type ProcessOptions, type ProcessReport } from './process-bench.ts';
-import { installPostgrest, preparePostgrest, type PreparedPostgrest } from './peers/postgrest.ts';
+import type { PreparedPeer } from './peers/peer.ts';
+import { installPostgrest, preparePostgrest } from './peers/postgrest.ts';
 import { evaluateGoals, formatGoals, type Figures } from './goals.ts';
 import { printAligned, printTable } from './report.ts';
 import { serviceCommand } from './server-process.ts';
@@ -94,7 +95,7 @@ async function serverProcesses(engines: EngineName[]): Promise<ProcessReport[]> 
   console.error(`server process: ${serviceCommand().label}`);
   const reports: ProcessReport[] = [];
   for (const kind of engines) {
-    let prepared: PreparedPostgrest | null = null;
+    let prepared: PreparedPeer | null = null;
     try {
       if (kind === 'postgres' && postgrestBin) prepared = await preparePostgrest(postgrestBin);
       reports.push(await benchServerProcess(kind, processOptions, prepared));
