@@ -42,7 +42,7 @@ export function evaluateGoals(f: Figures): Goal[] {
   const out: Goal[] = [];
   const pgr = f.postgres;
   const peer = f.postgrest;
-  const noPeer = peer ? 'not measured' : 'not measured (run with --peers)';
+  const noPeer = unmeasuredPeer(pgr, peer, 'PostgreSQL');
   if (pgr?.reads && peer?.reads) {
     const r = pgr.reads.rps / peer.reads.rps;
     out.push({ goal: 'PostgreSQL engine reads >= 1.5x PostgREST req/s', measured: `${x(r)} (${pgr.reads.rps.toFixed(0)} vs ${peer.reads.rps.toFixed(0)} req/s)`, met: r >= 1.5 });
@@ -59,6 +59,12 @@ export function evaluateGoals(f: Figures): Goal[] {
   return out;
 }
 
+/** Why a comparison with a peer is missing: its engine was not benchmarked, no --peers, or no figure. */
+function unmeasuredPeer(engine: EngineFigures | undefined, peer: PeerLoads | undefined, engineName: string): string {
+  if (!engine) return `not measured (no ${engineName} engine in this run)`;
+  return peer ? 'not measured' : 'not measured (run with --peers)';
+}
+
 function embeddedGoals(f: Figures): Goal[] {
   const sq = f.sqlite;
   const pb = f.pocketbase;
@@ -67,10 +73,9 @@ function embeddedGoals(f: Figures): Goal[] {
   if (sq?.reads && pb?.reads) {
     const r = sq.reads.rps / pb.reads.rps;
     out.push({ goal, measured: `${x(r)} (${sq.reads.rps.toFixed(0)} vs ${pb.reads.rps.toFixed(0)} req/s)`, met: r >= 2 });
-  } else if (pb) out.push(unmeasured(goal, 'not measured'));
-  else {
+  } else {
     const pgr = f.postgrest?.reads;
-    out.push(unmeasured(goal, `not measured (run with --peers)${sq?.reads && pgr ? `; SQLite reads / PostgREST's (minutes apart): ${x(sq.reads.rps / pgr.rps)}` : ''}`));
+    out.push(unmeasured(goal, `${unmeasuredPeer(sq, pb, 'embedded')}${!pb && sq?.reads && pgr ? `; SQLite reads / PostgREST's (minutes apart): ${x(sq.reads.rps / pgr.rps)}` : ''}`));
   }
   // Information, judged by no one (met: null): the issue's insert goal for the embedded engine is
   // "no worse than today", a comparison with Baseplate's own earlier figures, not with PocketBase.

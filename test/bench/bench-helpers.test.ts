@@ -61,11 +61,18 @@ test('goals: ratios judged against their thresholds; what was not measured says 
 });
 
 test('goals: without --peers the peer comparisons are not measured', () => {
-  const goals = evaluateGoals({ sqlite: { idleRssMiB: 70 } });
+  const goals = evaluateGoals({ sqlite: { idleRssMiB: 70 }, postgres: {} });
   for (const g of goals.slice(0, 4)) assert.deepEqual([g.met, g.measured], [null, 'not measured (run with --peers)']);
   assert.equal(goals[3]!.goal, 'embedded engine reads >= 2x PocketBase req/s');
   assert.ok(!goals.some((g) => g.goal.includes('inserts vs PocketBase')));
   assert.deepEqual(goals.at(-1), { goal: 'SQLite: idle RSS <= 80 MiB', measured: '70.0 MiB', met: true });
+});
+
+test("goals: a peer's comparison without its engine in the run says which engine is missing", () => {
+  const sqliteOnly = evaluateGoals({ sqlite: {}, pocketbase: {} });
+  for (const g of sqliteOnly.slice(0, 3)) assert.equal(g.measured, 'not measured (no PostgreSQL engine in this run)');
+  const postgresOnly = evaluateGoals({ postgres: {}, postgrest: {} });
+  assert.equal(postgresOnly.find((g) => g.goal.startsWith('embedded engine reads'))?.measured, 'not measured (no embedded engine in this run)');
 });
 
 test('goals: the embedded engine against PocketBase, reads judged at 2x, inserts printed unjudged', () => {

@@ -1,5 +1,5 @@
 // The PocketBase peer's set-up, run for real when its binary is already in the peers' cache (which
-// `npm run bench -- --peers` fills): nothing is installed here and no network is used. About 5-10 s.
+// `npm run bench -- --peers` fills): nothing is installed here and no network is used. A few seconds.
 // No timing is asserted: only that the bulk-loaded rows are served under the rule, an insert is
 // accepted, and drop() leaves no process and no data directory behind.
 import { test } from 'node:test';
