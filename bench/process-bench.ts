@@ -1,6 +1,7 @@
 // The benchmarks against the service as a separate server process, started as production starts
 // it: start-up time, idle and peak resident memory, the workload's reads and inserts, one project
-// against many, and (with --peers, on PostgreSQL) PostgREST under the same load in alternation.
+// against many, and (with --peers) a peer under the same load in alternation: PostgREST beside the
+// PostgreSQL engine, PocketBase beside the embedded one.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,7 +11,7 @@ import { createTestDatabase, type EngineName, type TestDatabase } from '../test/
 import { api, eachLimit } from './api.ts';
 import type { EngineFigures } from './goals.ts';
 import { alternate, load, measure, type LoadResult, type Side } from './load.ts';
-import type { Peer, PreparedPostgrest } from './peers/postgrest.ts';
+import type { Peer, PreparedPeer } from './peers/peer.ts';
 import { createSmallProjects, type SmallProject } from './projects.ts';
 import { cleanupOnInterrupt, freePort, peakSampler, resetPeak, startService, treeMemoryMiB, type ServiceProcess } from './server-process.ts';
 import { setupBaseplateTodos, takeFailures, type Send } from './workload.ts';
@@ -61,7 +62,7 @@ export const PROJECT_CLIENTS = 2;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export async function benchServerProcess(kind: EngineName, opts: ProcessOptions, peer: PreparedPostgrest | null): Promise<ProcessReport> {
+export async function benchServerProcess(kind: EngineName, opts: ProcessOptions, peer: PreparedPeer | null): Promise<ProcessReport> {
   const dir = mkdtempSync(join(tmpdir(), 'bp-bench-process-'));
   const db = kind === 'postgres' ? await createTestDatabase() : null;
   const store: Store = { dir, db, env: { MASTER_KEY: randomBytes(32).toString('hex'), ...(db ? { DATABASE_URL: db.url } : { DATA_DIR: join(dir, 'data') }) } };
@@ -115,7 +116,7 @@ async function analyze(url: string): Promise<void> {
   }
 }
 
-async function measureServer(kind: EngineName, store: Store, port: number, setUp: SetUp, opts: ProcessOptions, prepared: PreparedPostgrest | null) {
+async function measureServer(kind: EngineName, store: Store, port: number, setUp: SetUp, opts: ProcessOptions, prepared: PreparedPeer | null) {
   const srv = await startService(store.env, join(store.dir, 'server.log'), port);
   let peer: Peer | null = null;
   try {

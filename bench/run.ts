@@ -1,11 +1,12 @@
 // npm run bench: the same scenarios on each engine, in one run, over real sockets; then the service
 // as a separate server process (start-up, memory, the goals' workload, one project against many);
-// `npm run bench -- --peers` adds PostgREST under the same load. Ends with the goals of issue [E].
+// `npm run bench -- --peers` adds PostgREST (beside the PostgreSQL engine) and PocketBase (beside the
+// embedded one) under the same load. Ends with the goals of issue [E].
 //   BENCH_SECONDS (default 5) per measurement; BENCH_ENGINES=sqlite,postgres (default: both if
 //   reachable); BENCH_PARTS=scenarios,metrics,process (default all three; metrics: the same reads
 //   with METRICS on and off, compared); BENCH_PROJECTS (default 1000);
 //   BENCH_CONNECTIONS (default 32: the server-process loads); BENCH_WARMUP seconds (default 1);
-//   BENCH_SETTLE_MS before the idle RSS reading (default 2000); BENCH_PEERS_DIR (PostgREST cache).
+//   BENCH_SETTLE_MS before the idle RSS reading (default 2000); BENCH_PEERS_DIR (the peers' npm cache).
 import { loadConfig } from '../src/config.ts';
 import { buildApp } from '../src/app.ts';
 import { buildServices } from '../src/services/index.ts';
@@ -20,7 +21,9 @@ import { join } from 'node:path';
 import { load, type LoadResult } from './load.ts';
 import { scenarios } from './scenarios.ts';
 import { benchServerProcess, type ProcessOptions, type ProcessReport } from './process-bench.ts';
-import { installPostgrest, preparePostgrest, type PreparedPostgrest } from './peers/postgrest.ts';
+import type { PreparedPeer } from './peers/peer.ts';
+import { installPocketbase, preparePocketbase } from './peers/pocketbase.ts';
+import { installPostgrest, preparePostgrest } from './peers/postgrest.ts';
 import { evaluateGoals, formatGoals, type Figures } from './goals.ts';
 import { printAligned, printTable } from './report.ts';
 import { serviceCommand } from './server-process.ts';
@@ -86,17 +89,23 @@ async function inProcess(kind: EngineName): Promise<{ rows: Row[]; costs: Array<
   return { rows, costs };
 }
 
-/** The server-process benchmarks of every engine; PostgREST beside the PostgreSQL engine with --peers. */
+/**
+ * The server-process benchmarks of every engine; with --peers, PostgREST beside the PostgreSQL
+ * engine and PocketBase beside the embedded one.
+ */
 async function serverProcesses(engines: EngineName[]): Promise<ProcessReport[]> {
   // installed before anything is measured: a failing install should not cost the whole run
   const postgrestBin = peers && engines.includes('postgres') ? installPostgrest() : null;
-  if (peers && !postgrestBin) console.warn('!!! --peers needs the PostgreSQL engine: PostgREST skipped');
+  if (peers && !engines.includes('postgres')) console.warn('!!! --peers: PostgREST runs beside the PostgreSQL engine, not benchmarked here: skipped');
+  const pocketbaseBin = peers && engines.includes('sqlite') ? installPocketbase() : null;
+  if (peers && !engines.includes('sqlite')) console.warn('!!! --peers: PocketBase runs beside the embedded (SQLite) engine, not benchmarked here: skipped');
   console.error(`server process: ${serviceCommand().label}`);
   const reports: ProcessReport[] = [];
   for (const kind of engines) {
-    let prepared: PreparedPostgrest | null = null;
+    let prepared: PreparedPeer | null = null;
     try {
       if (kind === 'postgres' && postgrestBin) prepared = await preparePostgrest(postgrestBin);
+      if (kind === 'sqlite' && pocketbaseBin) prepared = await preparePocketbase(pocketbaseBin);
       reports.push(await benchServerProcess(kind, processOptions, prepared));
     } finally {
       await prepared?.drop();
@@ -129,8 +138,7 @@ if (costs.length) {
 }
 if (reports.length) printProcessReports(reports);
 const figures: Figures = Object.fromEntries(reports.map((r) => [r.engine, r.figures]));
-const peer = reports.find((r) => r.peer)?.peer;
-if (peer) figures.postgrest = { reads: peer.reads, inserts: peer.inserts };
+for (const { engine, peer } of reports) if (peer) figures[engine === 'postgres' ? 'postgrest' : 'pocketbase'] = { reads: peer.reads, inserts: peer.inserts };
 console.log(`\nGoals (measured in this run on ${cpus().length} CPU(s); compare within a run, never assert):`);
 for (const line of formatGoals(evaluateGoals(figures))) console.log(line);
 

@@ -54,14 +54,18 @@ export function reads(url: string, headers: Record<string, string>, check: (body
   };
 }
 
-/** POST one todo to url (the owner column is left to the server's default: the caller). */
-export function inserts(url: string, headers: Record<string, string>): Send {
+/**
+ * POST one todo to url (the owner column is left to the server's default: the caller). `extra`:
+ * more fields for a server with no such default (PocketBase: the owner, which its rule checks);
+ * `status`: what the server answers a created row with (201, PocketBase 200).
+ */
+export function inserts(url: string, headers: Record<string, string>, { extra = {}, status = 201 }: { extra?: Record<string, unknown>; status?: number } = {}): Send {
   const h = { ...headers, 'content-type': 'application/json', prefer: 'return=minimal' };
   return async (i) => {
     try {
-      const res = await fetch(url, { method: 'POST', headers: h, body: JSON.stringify({ title: `bench ${i}`, done: false }) });
+      const res = await fetch(url, { method: 'POST', headers: h, body: JSON.stringify({ title: `bench ${i}`, done: false, ...extra }) });
       const text = await res.text();
-      return res.status === 201 || failed(`POST ${res.status} ${text}`);
+      return res.status === status || failed(`POST ${res.status} ${text}`);
     } catch (err) {
       return failed(`POST: ${(err as Error).message}`);
     }

