@@ -23,6 +23,12 @@ function pageParam(raw: string | undefined, field: string, fallback: number, max
 }
 
 export function endUserRoutes(app: FastifyInstance, accounts: AccountService, projects: ProjectService, users: EndUserService, flows: EmailFlowService, maxRows: number): void {
+  applicationRoutes(app, projects, users, flows);
+  administrationRoutes(app, accounts, projects, users, maxRows);
+}
+
+/** What an application calls for its end users: register, login, logout, the current user. */
+function applicationRoutes(app: FastifyInstance, projects: ProjectService, users: EndUserService, flows: EmailFlowService): void {
   const tags = ['end-user auth'];
   const existing = existingProject(projects);
 
@@ -67,8 +73,10 @@ export function endUserRoutes(app: FastifyInstance, accounts: AccountService, pr
     const pid = await existing(req.params.project_id);
     return (await users.require(pid, userToken(req))).user;
   });
+}
 
-  // Administration by the owner.
+/** The owner's administration: list and search, roles, removal. */
+function administrationRoutes(app: FastifyInstance, accounts: AccountService, projects: ProjectService, users: EndUserService, maxRows: number): void {
   const atags = ['end-user administration'];
   const owned = ownedProjectRoute(accounts, projects);
   const userId = (raw: string) => {

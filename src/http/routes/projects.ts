@@ -13,11 +13,15 @@ type P = { Params: { id: string } };
 type PT = { Params: { id: string; table_id: string } };
 
 export function projectRoutes(app: FastifyInstance, accounts: AccountService, projects: ProjectService, tables: TableService): void {
+  projectItselfRoutes(app, accounts, projects, tables);
+  tableRoutes(app, accounts, projects, tables);
+}
+
+function projectItselfRoutes(app: FastifyInstance, accounts: AccountService, projects: ProjectService, tables: TableService): void {
   const auth = platformAuth(accounts);
   const tags = ['projects'];
-  const ttags = ['tables'];
-  // the routes below a project; PATCH and DELETE /projects/:id change the project itself, and their
-  // service methods look it up with the owner
+  // PATCH and DELETE /projects/:id change the project itself, and their service methods look it up
+  // with the owner; GET resolves it as the routes below a project do
   const owned = ownedProjectRoute(accounts, projects);
   const owner = (req: FastifyRequest) => callerOf(req).account.id;
 
@@ -56,6 +60,11 @@ export function projectRoutes(app: FastifyInstance, accounts: AccountService, pr
     await projects.remove(owner(req), req.params.id);
     return reply.status(204).send();
   });
+}
+
+function tableRoutes(app: FastifyInstance, accounts: AccountService, projects: ProjectService, tables: TableService): void {
+  const ttags = ['tables'];
+  const owned = ownedProjectRoute(accounts, projects);
 
   const listTables = { tags: ttags, security, operationId: 'listTables', summary: 'List tables', response: { 200: Type.Array(R.Table) } };
   app.get<P>('/projects/:id/tables', { schema: listTables, ...owned }, async (req) =>

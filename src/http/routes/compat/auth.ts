@@ -38,25 +38,25 @@ function signedIn(c: Caller): { user: NonNullable<Caller['user']>; tokenHash: st
   return { user: c.user, tokenHash: hashToken(c.userToken) };
 }
 
-export function compatAuthRoutes(app: FastifyInstance, dataPlane: DataPlaneService, users: EndUserService, flows: EmailFlowService): void {
-  const tags = ['supabase-js compatibility'];
-  const callers = new WeakMap<FastifyRequest, Caller>();
+type RouteOptions = {
+  summary: string;
+  operationId: string;
+  response: Record<number, TSchema>;
+  errors?: ErrorCodes;
+  body?: TSchema;
+  querystring?: TSchema;
+  rate: RateCode | ((req: Req) => RateCode);
+  check?: (req: Req) => void;
+};
+type Run = (req: Req, c: Caller, pid: string) => Promise<unknown>;
+/** Registers one GoTrue route: credentials checked before the body, errors in GoTrue's shapes. */
+type Route = (method: HTTPMethods, path: string, opts: RouteOptions, run: Run) => void;
 
-  const route = (
-    method: HTTPMethods,
-    path: string,
-    opts: {
-      summary: string;
-      operationId: string;
-      response: Record<number, TSchema>;
-      errors?: ErrorCodes;
-      body?: TSchema;
-      querystring?: TSchema;
-      rate: RateCode | ((req: Req) => RateCode);
-      check?: (req: Req) => void;
-    },
-    run: (req: Req, c: Caller, pid: string) => Promise<unknown>,
-  ) => {
+const tags = ['supabase-js compatibility'];
+
+function compatRoute(app: FastifyInstance, dataPlane: DataPlaneService): Route {
+  const callers = new WeakMap<FastifyRequest, Caller>();
+  return (method, path, opts, run) => {
     const rate = (req: Req) => (typeof opts.rate === 'function' ? opts.rate(req) : opts.rate);
     app.route({
       method,
@@ -95,13 +95,26 @@ export function compatAuthRoutes(app: FastifyInstance, dataPlane: DataPlaneServi
       },
     });
   };
-  const redirectOf = (req: Req) => req.query.redirect_to;
-  // a request for an email answers {} whether or not the address is registered
-  const emailRequest = {
-    response: { 200: R.Empty },
-    errors: { 422: ['validation_failed', 'email_address_invalid', 'invalid_redirect_url'], 429: ['over_email_send_rate_limit'] },
-  };
+}
 
+const redirectOf = (req: Req) => req.query.redirect_to;
+// a request for an email answers {} whether or not the address is registered
+const emailRequest = {
+  response: { 200: R.Empty },
+  errors: { 422: ['validation_failed', 'email_address_invalid', 'invalid_redirect_url'], 429: ['over_email_send_rate_limit'] },
+};
+
+export function compatAuthRoutes(app: FastifyInstance, dataPlane: DataPlaneService, users: EndUserService, flows: EmailFlowService): void {
+  const route = compatRoute(app, dataPlane);
+  sessionRoutes(route, users, flows);
+  userRoutes(route, users, flows);
+  emailRoutes(route, flows);
+  verifyRoute(route, flows);
+  otherRoutes(app);
+}
+
+/** signUp, signInWithPassword, signOut */
+function sessionRoutes(route: Route, users: EndUserService, flows: EmailFlowService): void {
   route('POST', 'signup', {
       summary: 'signUp: register (a session, or the user when email confirmation is required)',
       operationId: 'supabaseSignUp',
@@ -163,7 +176,10 @@ export function compatAuthRoutes(app: FastifyInstance, dataPlane: DataPlaneServi
     await users.endSessions(pid, s.user.id, s.tokenHash, scope);
     return undefined;
   });
+}
 
+/** getUser, updateUser */
+function userRoutes(route: Route, users: EndUserService, flows: EmailFlowService): void {
   route('GET', 'user', { summary: 'getUser: the signed-in user', operationId: 'supabaseGetUser', response: { 200: R.GotrueUser }, errors: { 401: ['session_not_found'] }, rate: 'over_request_rate_limit' }, async (_req, c) => gotrueUser(signedIn(c).user));
 
   route(
@@ -200,7 +216,10 @@ export function compatAuthRoutes(app: FastifyInstance, dataPlane: DataPlaneServi
       return gotrueUser(s.user);
     },
   );
+}
 
+/** the requests for an email: signInWithOtp, resetPasswordForEmail, resend */
+function emailRoutes(route: Route, flows: EmailFlowService): void {
   route('POST', 'otp', {
       summary: 'signInWithOtp: a magic-link email (always 200; unknown addresses get nothing)',
       operationId: 'supabaseOtp',
@@ -247,7 +266,10 @@ export function compatAuthRoutes(app: FastifyInstance, dataPlane: DataPlaneServi
     await flows.resendVerification(pid, { email: requireEmail(b.email), redirect_url: redirectOf(req) }, req.ip);
     return {};
   });
+}
 
+/** verifyOtp */
+function verifyRoute(route: Route, flows: EmailFlowService): void {
   route('POST', 'verify', {
       summary: `verifyOtp: use the token of a link Baseplate sent (token_hash; type ${OTP_TYPES})`,
       operationId: 'supabaseVerify',
@@ -283,7 +305,9 @@ export function compatAuthRoutes(app: FastifyInstance, dataPlane: DataPlaneServi
         }
     }
   });
+}
 
+function otherRoutes(app: FastifyInstance): void {
   // everything else auth-js can call: said plainly, never a bare "No such route"
   const named: Record<string, string> = {
     authorize: 'OAuth sign-in (signInWithOAuth)',
