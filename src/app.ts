@@ -29,6 +29,7 @@ import { installOpenApi } from './http/openapi.ts';
 import { decoratePlatformRequest } from './http/platform-auth.ts';
 import { decorateDataPlaneRequest } from './http/data-plane-auth.ts';
 import { installRequestLog, logRequest } from './http/request-log.ts';
+import { idleCollection } from './lib/idle-collection.ts';
 import { installMetrics, metricsRoute, UNMATCHED_ROUTE } from './http/metrics.ts';
 import type { Metrics } from './lib/metrics.ts';
 import { createLogger, type Logger } from './lib/logger.ts';
@@ -60,6 +61,7 @@ export async function buildApp({ config, engine, services, logger, consoleDir }:
   installErrorHandling(app);
   installRequestLog(app);
   if (services.metrics) installMetrics(app, services.metrics);
+  if (config.idleCollectMs > 0) installIdleCollection(app, config.idleCollectMs);
   await installCors(app, config.corsOrigins);
   // the request context the auth hooks resolve once (http/platform-auth.ts, http/data-plane-auth.ts)
   decoratePlatformRequest(app);
@@ -119,6 +121,17 @@ function installRequestGate(app: FastifyInstance): void {
       throw new AppError('shutting_down');
     }
   });
+}
+
+// After IDLE_GC_MS without a request, one full garbage collection gives the memory of the last
+// burst back (lib/idle-collection.ts).
+function installIdleCollection(app: FastifyInstance, quietMs: number): void {
+  const idle = idleCollection(quietMs);
+  app.addHook('onRequest', (_request, _reply, done) => {
+    idle.touch();
+    done();
+  });
+  app.addHook('onClose', async () => idle.stop());
 }
 
 // JSON is the only body type: parsed here so that malformed JSON is a 400 invalid_json and an

@@ -82,6 +82,8 @@ export interface Config {
   corsOrigins: readonly string[];
   /** SHUTDOWN_TIMEOUT_MS: on SIGTERM/SIGINT, the longest wait for in-flight work before the process exits anyway */
   shutdownTimeoutMs: number;
+  /** IDLE_GC_MS: after this long without a request, one full garbage collection (0: never) */
+  idleCollectMs: number;
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -220,5 +222,6 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     metrics: Object.freeze({ enabled: flag(env, 'METRICS', true), token: metricsToken(env.METRICS_TOKEN) }),
     corsOrigins: corsOrigins(env.CORS_ORIGINS),
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 30000, 100, 3600000),
+    idleCollectMs: int(env, 'IDLE_GC_MS', 5000, 0, 3600000),
   });
 }

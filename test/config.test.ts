@@ -44,3 +44,10 @@ test('PG_POOL_SIZE: 20 by default (a project may then use 9 connections), at lea
   assert.equal(loadConfig({ PG_POOL_SIZE: '3' }).postgres.poolSize, 3);
   assert.throws(() => loadConfig({ PG_POOL_SIZE: '2' }), { message: 'PG_POOL_SIZE must be between 3 and 1000, got 2' });
 });
+
+test('IDLE_GC_MS: 5 s by default, 0 turns the idle collection off, at most an hour', () => {
+  assert.equal(loadConfig({}).idleCollectMs, 5000);
+  assert.equal(loadConfig({ IDLE_GC_MS: '0' }).idleCollectMs, 0);
+  assert.throws(() => loadConfig({ IDLE_GC_MS: '3600001' }), { message: 'IDLE_GC_MS must be between 0 and 3600000, got 3600001' });
+  assert.throws(() => loadConfig({ IDLE_GC_MS: 'soon' }), { message: "IDLE_GC_MS must be a whole number, got 'soon'" });
+});

@@ -85,6 +85,24 @@ await describeEngines('row-level security', (ctx) => {
     assert.equal((await d.rest('GET', 'inbox', { user: bob.token })).body[0].msg, 'hi bob');
   });
 
+  test('a single object is a row the caller may see: a write whose row SELECT hides is 406 not_single and rolled back', async () => {
+    const t3 = await d.createTable('outbox', [{ name: 'msg', type: 'text' }, { name: 'to_user', type: 'integer' }]);
+    assert.equal((await d.policy(t3.id, 'SELECT', 'to_user = $auth.id')).status, 201);
+    const object = { accept: 'application/vnd.pgrst.object+json' };
+    const stored = async () => ((await t.req('GET', `/projects/${d.pid}/tables/${t3.id}/rows?as=owner`, { token: d.owner })).body as { msg: string; to_user: number }[]).map((r) => `${r.msg}:${r.to_user}`).sort();
+    const hidden = expectError(await d.rest('POST', 'outbox', { user: alice.token, body: { msg: 'for bob', to_user: bob.id }, headers: object }), 406, 'not_single');
+    assert.equal(hidden.details, 'The result contains 0 rows');
+    assert.deepEqual(await stored(), [], 'the insert was rolled back');
+    const mine = await d.rest('POST', 'outbox', { user: alice.token, body: { msg: 'note', to_user: alice.id }, headers: object });
+    assert.equal(mine.status, 201);
+    assert.equal(mine.body.msg, 'note', 'a visible row comes back as the object');
+    expectError(await d.rest('PATCH', 'outbox?msg=eq.note', { user: alice.token, body: { to_user: bob.id }, headers: object }), 406, 'not_single');
+    assert.deepEqual(await stored(), [`note:${alice.id}`], 'the update that hid the row was rolled back');
+    const minimal = await d.rest('POST', 'outbox', { user: alice.token, body: { msg: 'quiet', to_user: bob.id }, headers: { ...object, prefer: 'return=minimal' } });
+    assert.equal(minimal.status, 201, 'return=minimal shows no row: nothing to check');
+    assert.deepEqual(await stored(), [`note:${alice.id}`, `quiet:${bob.id}`]);
+  });
+
   test('UPDATE policy: invisible rows are untouchable (404 per row, filtered on the collection); the result is re-checked', async () => {
     assert.equal((await d.policy(table.id, 'UPDATE', 'created_by = $auth.id')).status, 201);
     const b1 = (await d.rest('GET', 'docs?title=eq.b1', { user: bob.token })).body[0];

@@ -159,14 +159,15 @@ export class Inserter {
 
   /**
    * Writes a planned body, all or nothing; `show`: the representation to return, or null. `check`
-   * sees how many rows were written before they are committed (a failure rolls the write back). A
-   * plain insert of generated ids that is one statement (one slice: a single row, or a power of two
-   * of them up to a statement's rows) is that statement alone, outside any
-   * transaction: the statement checks its own rows (Scope.returning), so it is atomic by itself,
-   * and on PostgreSQL it saves the BEGIN and COMMIT round trips. Such an insert writes every row or
-   * fails, so `check` runs before it, on the body's length.
+   * sees how many rows were written, and how many the representation shows, before they are
+   * committed (a failure rolls the write back). A plain insert of generated ids that is one
+   * statement (one slice: a single row, or a power of two of them up to a statement's rows) and
+   * whose shown rows need no check is that statement alone, outside any transaction: the statement
+   * checks its own rows (Scope.returning), so it is atomic by itself, and on PostgreSQL it saves the
+   * BEGIN and COMMIT round trips. Such an insert writes every row or fails, so `check.count` runs
+   * before it, on the body's length.
    */
-  async write(db: Db, scope: Scope, req: InsertRequest, plan: InsertPlan, show: { select: SelectItem[] | null } | null, check: (count: number) => void): Promise<Written> {
+  async write(db: Db, scope: Scope, req: InsertRequest, plan: InsertPlan, show: { select: SelectItem[] | null } | null, check: WriteCheck): Promise<Written> {
     // a batch per attempt: an engine may run a transaction twice (Engine.data)
     const newBatch = () => new Batch(this.engine.dialect, scope, req, plan, new Placement(show ? req.body.length : 0), this.inputOptions(scope, req), show);
     const generatedBy: KeyedBy = req.target !== null && req.target !== 'id' ? 'column' : null;
@@ -179,15 +180,16 @@ export class Inserter {
       return batch.placement.written();
     };
     // one slice is one statement (slices are powers of two: three rows are two statements)
-    const oneStatement = req.target === null && plan.explicit.length === 0 && slices(plan.generated, newBatch().rowsPerStatement(generatedBy)).length <= 1;
-    if (req.guess && !(oneStatement && plan.generated.length === 1 && scope.table.columns.length > 0)) throw new StaleGuess();
-    if (oneStatement) {
-      check(plan.generated.length);
+    const alone = check.shown === null && req.target === null && plan.explicit.length === 0 && slices(plan.generated, newBatch().rowsPerStatement(generatedBy)).length <= 1;
+    if (req.guess && !(alone && plan.generated.length === 1 && scope.table.columns.length > 0)) throw new StaleGuess();
+    if (alone) {
+      check.count(plan.generated.length);
       return run(db);
     }
     return db.tx(async (tx) => {
       const written = await run(tx);
-      check(written.count);
+      check.count(written.count);
+      check.shown?.(written.rows.length);
       return written;
     });
   }
@@ -196,6 +198,14 @@ export class Inserter {
     // an upsert on id may name a larger existing row; inserting it is refused (Batch.insert)
     return inputOptions(scope.table.columns, req.target === 'id' ? Number.MAX_SAFE_INTEGER : MAX_EXPLICIT_ID, req.only);
   }
+}
+
+/** What a write must hold before it commits (a check that throws rolls it back). */
+export interface WriteCheck {
+  /** the rows written */
+  count(n: number): void;
+  /** the rows the representation shows (those the caller may see); null: not checked */
+  shown: ((n: number) => void) | null;
 }
 
 /** One request's inserts: its returning lists, its policies, and where the returned rows go. */

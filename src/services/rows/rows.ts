@@ -242,6 +242,12 @@ export class RowService {
     if (single && count !== 1) throw notSingle(count);
   }
 
+  /** 406 for a single object whose one written row its caller may not see (CONTRACT §5, §10: the
+   * result is what SELECT sees), inside the transaction: the write rolls back. */
+  private finishShown(shown: number): void {
+    if (shown !== 1) throw notSingle(shown);
+  }
+
   /**
    * Runs a PATCH, PUT or DELETE whose RETURNING list is `ret`, holding no more rows than it may
    * return: the rows are counted and checked as they are read, and a representation of more than
@@ -253,6 +259,7 @@ export class RowService {
     this.finish(t.count, rowId, single);
     if (ret.items && t.count > max) throw tooManyRows(t.count, ret.items.length);
     const shown = scope.collect(t.rows, ret).filter((x) => x.row !== null);
+    if (single && ret.items) this.finishShown(shown.length);
     return { count: t.count, rows: shown.sort((a, b) => a.id - b.id).map((x) => x.row!) };
   }
 
@@ -308,7 +315,10 @@ export class RowService {
       guess: r.guess ?? null,
     };
     const plan = this.inserter.plan(scope, req);
-    const written = await this.inserter.write(scope.db, scope, req, plan, show, (count) => this.finish(count, null, single));
+    const written = await this.inserter.write(scope.db, scope, req, plan, show, {
+      count: (n) => this.finish(n, null, single),
+      shown: single && show ? (n) => this.finishShown(n) : null,
+    });
     return this.writeReply(written, prefer, r, shape);
   }
 

@@ -1,0 +1,50 @@
+// A service left idle gives back the young generation V8 grew while it started and served
+// (IDLE_GC_MS, lib/idle-collection.ts): the process as npm start runs it, on both engines.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createTestDatabase, testEngines } from '../support/postgres.ts';
+import { startServer, type ServerProcess } from '../support/server-process.ts';
+
+const { engines, skipReason } = await testEngines();
+
+/** The young generation's committed size, from /metrics (a request: it starts a new quiet spell). */
+async function youngGenerationBytes(server: ServerProcess): Promise<number> {
+  const text = await (await fetch(`${server.base}/metrics`)).text();
+  const m = /^nodejs_heap_space_size_total_bytes\{space="new"\} (\d+)$/m.exec(text);
+  assert.ok(m, 'the metrics name the new space');
+  return Number(m[1]);
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+test('an idle service collects its garbage and gives the young generation back; one with IDLE_GC_MS=0 keeps it', { concurrency: true }, async (t) => {
+  const cases = engines.flatMap((kind) => ['1000', '0'].map((idleMs) => [kind, idleMs] as const));
+  // side by side: each waits 12 s
+  await Promise.all(
+    cases.map(([kind, idleMs]) =>
+      t.test(`[${kind}] IDLE_GC_MS=${idleMs}`, async () => {
+        const dataDir = mkdtempSync(join(tmpdir(), 'bp-idle-'));
+        const db = kind === 'postgres' ? await createTestDatabase() : null;
+        const server = await startServer({ ...(db ? { DATABASE_URL: db.url } : { DATA_DIR: dataDir }), IDLE_GC_MS: idleMs });
+        try {
+          // some work, as a start and a few requests leave it: the young generation grows
+          for (let i = 0; i < 200; i++) await fetch(`${server.base}/projects`);
+          const busy = await youngGenerationBytes(server);
+          // V8 shrinks it in a collection only once allocation has been slow for about 5 s
+          await sleep(12_000);
+          const idle = await youngGenerationBytes(server);
+          if (idleMs === '0') assert.equal(idle, busy, 'no collection of ours: V8 keeps what it grew');
+          else assert.ok(idle < busy, `the young generation went from ${busy} to ${idle} bytes`);
+        } finally {
+          await server.stop();
+          await db?.drop();
+          rmSync(dataDir, { recursive: true, force: true });
+        }
+      }),
+    ),
+  );
+});
+if (skipReason) test('idle memory [postgres]', { skip: skipReason }, () => undefined);
