@@ -30,17 +30,12 @@ import { decoratePlatformRequest } from './http/platform-auth.ts';
 import { decorateDataPlaneRequest } from './http/data-plane-auth.ts';
 import { installRequestLog, logRequest } from './http/request-log.ts';
 import { idleCollection } from './lib/idle-collection.ts';
+import { hasLoneSurrogate, hasNul, someText } from './lib/text.ts';
 import { installMetrics, metricsRoute, UNMATCHED_ROUTE } from './http/metrics.ts';
 import type { Metrics } from './lib/metrics.ts';
 import { createLogger, type Logger } from './lib/logger.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './rest-query/values.ts';
 
-function containsNul(value: unknown): boolean {
-  if (typeof value === 'string') return value.includes('\u0000');
-  if (Array.isArray(value)) return value.some(containsNul);
-  if (value !== null && typeof value === 'object') return Object.entries(value).some(([k, v]) => k.includes('\u0000') || containsNul(v));
-  return false;
-}
 
 export interface AppDeps {
   config: Config;
@@ -149,9 +144,12 @@ function installJsonBodyParser(app: FastifyInstance): void {
     }
     if (nestsDeeperThan(parsed, MAX_JSON_DEPTH))
       return done(new AppError('too_deep.body', { max: MAX_JSON_DEPTH }), undefined);
-    // No engine stores U+0000 in text (PostgreSQL refuses it): one rule for every field, here.
-    if (text.includes('\\u0000') && containsNul(parsed))
+    // Text no engine stores as sent (lib/text.ts): one rule for every field, here. Only an escape
+    // in the JSON text can make either.
+    if (text.includes('\\u0000') && someText(parsed, hasNul))
       return done(new AppError('nul_character'), undefined);
+    if (/\\u[dD][89a-fA-F]/.test(text) && someText(parsed, hasLoneSurrogate))
+      return done(new AppError('unpaired_surrogate'), undefined);
     done(null, parsed);
   });
 }

@@ -27,6 +27,7 @@ const REQUEST = {
   unsupported_media_type: { status: 415, message: 'The request body must be application/json.' },
   'too_deep.body': { status: 422, message: 'The request body nests deeper than {{max}} levels.' },
   nul_character: { status: 422, message: 'Text in the request body must not contain the NUL character (U+0000).' },
+  unpaired_surrogate: { status: 422, message: 'Text in the request body must be valid Unicode: a \\uD800-\\uDFFF escape must be one half of a surrogate pair.' },
   unknown_field: { status: 422, message: "Unknown field '{{field}}'.", details: field('unknown_field') },
   'validation_failed.required': { status: 422, message: "The field '{{field}}' is required.", details: field('required') },
   /** a request schema rule; `where` is field, query parameter, or the part of the request */

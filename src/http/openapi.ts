@@ -40,7 +40,7 @@ const SHARED_BY_STATUS: Record<number, readonly string[]> = {
   404: ['not_found'],
   413: ['payload_too_large'],
   415: ['unsupported_media_type'],
-  422: ['too_deep', 'nul_character'],
+  422: ['too_deep', 'nul_character', 'unpaired_surrogate'],
   500: ['internal_error'],
   503: ['database_unavailable', 'query_timeout', 'project_busy', 'write_conflict', 'shutting_down'],
 };

@@ -4,6 +4,7 @@ import type { ColumnType, SqlParam } from '../storage/engine.ts';
 import { parseDate, parseTimestamp } from '../lib/temporal.ts';
 import { canonicalJson } from '../lib/jsonb.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../rest-query/values.ts';
+import { hasLoneSurrogate, hasNul, someText } from '../lib/text.ts';
 
 export const COLUMN_TYPES: readonly ColumnType[] = ['text', 'integer', 'number', 'boolean', 'timestamp', 'date', 'json'];
 
@@ -18,7 +19,8 @@ export function checkValue(type: ColumnType, value: unknown): CheckResult {
     case 'text':
       if (typeof value !== 'string') return { ok: false, reason: 'expected_text' };
       if (Buffer.byteLength(value, 'utf8') > MAX_TEXT_BYTES) return { ok: false, reason: 'too_long' };
-      if (value.includes('\u0000')) return { ok: false, reason: 'nul_character' };
+      if (hasNul(value)) return { ok: false, reason: 'nul_character' };
+      if (hasLoneSurrogate(value)) return { ok: false, reason: 'unpaired_surrogate' };
       return { ok: true, value };
     case 'integer':
       if (typeof value !== 'number' || !Number.isSafeInteger(value)) return { ok: false, reason: 'expected_integer' };
@@ -42,6 +44,7 @@ export function checkValue(type: ColumnType, value: unknown): CheckResult {
       if (nestsDeeperThan(value, MAX_JSON_DEPTH)) return { ok: false, reason: 'too_deep' };
       const text = JSON.stringify(value);
       if (text.includes('\\u0000')) return { ok: false, reason: 'nul_character' };
+      if (/\\u[dD][89a-fA-F]/.test(text) && someText(value, hasLoneSurrogate)) return { ok: false, reason: 'unpaired_surrogate' };
       if (Buffer.byteLength(text, 'utf8') > MAX_TEXT_BYTES) return { ok: false, reason: 'too_long' };
       return { ok: true, value };
     }

@@ -275,6 +275,21 @@ await describeEngines('rest passthrough writes', (ctx) => {
     expectError(await d.rest('POST', 'notes', { body: { body: 'x'.repeat(1024 * 1024 + 10) } }), 413, 'payload_too_large');
   });
 
+  test('an unpaired surrogate escape in a body is 422 unpaired_surrogate and writes nothing; a pair is stored as sent', async () => {
+    const before = await snapshot();
+    const json = { 'content-type': 'application/json' };
+    for (const raw of ['{"body": "a\\ud800b"}', '[{"body": "ok"}, {"body": "\\uDC00"}]', '{"body": "x\\ud83d"}', '{"body\\udfff": 1}'])
+      expectError(await d.rest('POST', 'notes', { rawBody: raw, headers: json }), 422, 'unpaired_surrogate');
+    expectError(await d.rest('PATCH', 'notes?n=eq.0', { rawBody: '{"body": "\\ud800"}', headers: json }), 422, 'unpaired_surrogate');
+    assert.deepEqual(await snapshot(), before);
+    const pair = await d.rest('POST', 'notes', { rawBody: '{"slug": "pair", "body": "a\\ud83d\\ude00b \\\\ud800"}', headers: json });
+    assert.equal(pair.status, 201, JSON.stringify(pair.body));
+    assert.equal((await d.rest('GET', 'notes?slug=eq.pair')).body[0].body, 'a\u{1F600}b \\ud800', 'a pair, and an escaped backslash before "ud800", are ordinary text');
+    await d.rest('DELETE', 'notes?slug=eq.pair');
+    const platform = await t.req('POST', '/projects', { token: d.owner, rawBody: '{"name": "a\\ud800b"}', headers: json });
+    expectError(platform, 422, 'unpaired_surrogate');
+  });
+
   test('injection in values is stored and matched literally', async () => {
     const evil = `'); DROP TABLE notes; -- "\\ %_*`;
     const res = await d.rest('POST', 'notes', { body: { slug: 'evil', body: evil } });
