@@ -332,6 +332,8 @@ const ROWS = {
     details: { column: '{{column}}' },
   },
   not_single: { status: 406, message: 'JSON object requested, multiple (or no) rows returned.', details: 'The result contains {{rows}} rows' },
+  /** a single-object write whose row the caller may not see (Dialect.assertTrue in its RETURNING list) */
+  'not_single.hidden': { status: 406, message: 'JSON object requested, multiple (or no) rows returned.', details: 'The result contains 0 rows' },
   'method_not_allowed.post_row': { status: 405, message: 'POST is not allowed on a single row.' },
   'method_not_allowed.put_collection': { status: 405, message: 'PUT needs a row id: /rest/{table}/{id}.' },
   'filter_required.patch': { status: 400, message: 'PATCH on a table needs at least one filter; whole-table updates are refused.' },

@@ -79,8 +79,10 @@ export interface Dialect {
 }
 
 /** What a write's own check (Dialect.assertTrue) can fail with: each is a code of the error table. */
-export type RowFailure = 'rls_violation' | 'id_exhausted';
-export const ROW_FAILURES: ReadonlySet<string> = new Set<RowFailure>(['rls_violation', 'id_exhausted']);
+export type RowFailure = 'rls_violation' | 'id_exhausted' | 'not_single.hidden';
+export const ROW_FAILURES: ReadonlySet<string> = new Set<RowFailure>(['rls_violation', 'id_exhausted', 'not_single.hidden']);
+/** Their wire codes (an error-table key up to its first dot) */
+export const ROW_FAILURE_CODES: ReadonlySet<string> = new Set([...ROW_FAILURES].map((k) => k.split('.')[0]!));
 
 export interface Engine {
   readonly kind: EngineKind;

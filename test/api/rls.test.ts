@@ -4,6 +4,7 @@ import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { describeEngines, expectError, registerAccount, type TestApp } from '../support/app.ts';
 import { dataPlane, type DataPlane, type EndUserFixture } from '../support/data-plane.ts';
+import { countStatements } from './rest-statements.ts';
 
 await describeEngines('row-level security', (ctx) => {
   let t: TestApp;
@@ -90,12 +91,22 @@ await describeEngines('row-level security', (ctx) => {
     assert.equal((await d.policy(t3.id, 'SELECT', 'to_user = $auth.id')).status, 201);
     const object = { accept: 'application/vnd.pgrst.object+json' };
     const stored = async () => ((await t.req('GET', `/projects/${d.pid}/tables/${t3.id}/rows?as=owner`, { token: d.owner })).body as { msg: string; to_user: number }[]).map((r) => `${r.msg}:${r.to_user}`).sort();
+    // the insert's own statement checks that its row is visible: one statement, no transaction
+    let counter = countStatements(t);
     const hidden = expectError(await d.rest('POST', 'outbox', { user: alice.token, body: { msg: 'for bob', to_user: bob.id }, headers: object }), 406, 'not_single');
     assert.equal(hidden.details, 'The result contains 0 rows');
-    assert.deepEqual(await stored(), [], 'the insert was rolled back');
+    const failed = counter.stop();
+    assert.deepEqual([failed.statements, failed.transactions], [1, 0]);
+    assert.deepEqual(await stored(), [], 'the insert failed and left nothing');
+    counter = countStatements(t);
     const mine = await d.rest('POST', 'outbox', { user: alice.token, body: { msg: 'note', to_user: alice.id }, headers: object });
     assert.equal(mine.status, 201);
     assert.equal(mine.body.msg, 'note', 'a visible row comes back as the object');
+    const passed = counter.stop();
+    assert.deepEqual([passed.statements, passed.transactions], [1, 0]);
+    const upsert = await d.rest('POST', 'outbox', { user: alice.token, body: { id: mine.body.id, msg: 'for bob', to_user: bob.id }, headers: { ...object, prefer: 'resolution=merge-duplicates' } });
+    expectError(upsert, 406, 'not_single');
+    assert.deepEqual(await stored(), [`note:${alice.id}`], 'a merge that hides its row is rolled back too');
     expectError(await d.rest('PATCH', 'outbox?msg=eq.note', { user: alice.token, body: { to_user: bob.id }, headers: object }), 406, 'not_single');
     assert.deepEqual(await stored(), [`note:${alice.id}`], 'the update that hid the row was rolled back');
     const minimal = await d.rest('POST', 'outbox', { user: alice.token, body: { msg: 'quiet', to_user: bob.id }, headers: { ...object, prefer: 'return=minimal' } });

@@ -6,7 +6,7 @@
 // post-write check and the representation, so rows are never read back by a re-computed id; the
 // rows returned are put back in input order.
 import type { Db, Dialect, Engine, SqlParam } from '../../storage/engine.ts';
-import { NotNullViolation, quoteIdent, ROW_FAILURES, UniqueViolation } from '../../storage/engine.ts';
+import { NotNullViolation, quoteIdent, ROW_FAILURE_CODES, UniqueViolation } from '../../storage/engine.ts';
 import { AppError } from '../../errors.ts';
 import type { SelectItem } from '../../rest-query/index.ts';
 import type { AuthContext } from '../end-users.ts';
@@ -54,6 +54,8 @@ export interface InsertRequest {
    * before it writes anything, to be run the long way.
    */
   guess: CallerGuess | null;
+  /** a single object (CONTRACT §5): a written row the caller may not see fails its statement (406) */
+  mustShow: boolean;
 }
 
 /** What the first pass over a body found: the columns it names, and the input positions of rows with and without an explicit id. */
@@ -82,7 +84,7 @@ const idBesideUniqueTarget = (column: string) =>
 
 /** A failure that only a written row can cause: its post-write check, or a constraint. */
 const isRowFailure = (err: unknown) =>
-  err instanceof UniqueViolation || err instanceof NotNullViolation || (err instanceof AppError && ROW_FAILURES.has(err.code));
+  err instanceof UniqueViolation || err instanceof NotNullViolation || (err instanceof AppError && ROW_FAILURE_CODES.has(err.code));
 
 /** A conflict key as compared in JavaScript: json by its canonical text, every other type by its checked value. */
 function keyOf(type: string, value: unknown): unknown {
@@ -159,15 +161,14 @@ export class Inserter {
 
   /**
    * Writes a planned body, all or nothing; `show`: the representation to return, or null. `check`
-   * sees how many rows were written, and how many the representation shows, before they are
-   * committed (a failure rolls the write back). A plain insert of generated ids that is one
-   * statement (one slice: a single row, or a power of two of them up to a statement's rows) and
-   * whose shown rows need no check is that statement alone, outside any transaction: the statement
-   * checks its own rows (Scope.returning), so it is atomic by itself, and on PostgreSQL it saves the
-   * BEGIN and COMMIT round trips. Such an insert writes every row or fails, so `check.count` runs
-   * before it, on the body's length.
+   * sees how many rows were written before they are committed (a failure rolls the write back). A
+   * plain insert of generated ids that is one statement (one slice: a single row, or a power of two
+   * of them up to a statement's rows) is that statement alone, outside any
+   * transaction: the statement checks its own rows (Scope.returning), so it is atomic by itself,
+   * and on PostgreSQL it saves the BEGIN and COMMIT round trips. Such an insert writes every row or
+   * fails, so `check` runs before it, on the body's length.
    */
-  async write(db: Db, scope: Scope, req: InsertRequest, plan: InsertPlan, show: { select: SelectItem[] | null } | null, check: WriteCheck): Promise<Written> {
+  async write(db: Db, scope: Scope, req: InsertRequest, plan: InsertPlan, show: { select: SelectItem[] | null } | null, check: (count: number) => void): Promise<Written> {
     // a batch per attempt: an engine may run a transaction twice (Engine.data)
     const newBatch = () => new Batch(this.engine.dialect, scope, req, plan, new Placement(show ? req.body.length : 0), this.inputOptions(scope, req), show);
     const generatedBy: KeyedBy = req.target !== null && req.target !== 'id' ? 'column' : null;
@@ -180,16 +181,15 @@ export class Inserter {
       return batch.placement.written();
     };
     // one slice is one statement (slices are powers of two: three rows are two statements)
-    const alone = check.shown === null && req.target === null && plan.explicit.length === 0 && slices(plan.generated, newBatch().rowsPerStatement(generatedBy)).length <= 1;
-    if (req.guess && !(alone && plan.generated.length === 1 && scope.table.columns.length > 0)) throw new StaleGuess();
-    if (alone) {
-      check.count(plan.generated.length);
+    const oneStatement = req.target === null && plan.explicit.length === 0 && slices(plan.generated, newBatch().rowsPerStatement(generatedBy)).length <= 1;
+    if (req.guess && !(oneStatement && plan.generated.length === 1 && scope.table.columns.length > 0)) throw new StaleGuess();
+    if (oneStatement) {
+      check(plan.generated.length);
       return run(db);
     }
     return db.tx(async (tx) => {
       const written = await run(tx);
-      check.count(written.count);
-      check.shown?.(written.rows.length);
+      check(written.count);
       return written;
     });
   }
@@ -198,14 +198,6 @@ export class Inserter {
     // an upsert on id may name a larger existing row; inserting it is refused (Batch.insert)
     return inputOptions(scope.table.columns, req.target === 'id' ? Number.MAX_SAFE_INTEGER : MAX_EXPLICIT_ID, req.only);
   }
-}
-
-/** What a write must hold before it commits (a check that throws rolls it back). */
-export interface WriteCheck {
-  /** the rows written */
-  count(n: number): void;
-  /** the rows the representation shows (those the caller may see); null: not checked */
-  shown: ((n: number) => void) | null;
 }
 
 /** One request's inserts: its returning lists, its policies, and where the returned rows go. */
@@ -236,9 +228,9 @@ class Batch {
     const { scope, req } = this;
     const key = req.target !== null && req.target !== 'id' ? `, ${quoteIdent(req.target)} AS "#key"` : '';
     const withKey = (r: Returning): Returning => ({ ...r, sql: r.sql + key });
-    this.insertRet = withKey(scope.returning('INSERT', show, true, true));
+    this.insertRet = withKey(scope.returning('INSERT', show, true, true, req.mustShow));
     if (!req.merge) return;
-    this.mergeRet = withKey(scope.returning('UPDATE', show, true));
+    this.mergeRet = withKey(scope.returning('UPDATE', show, true, false, req.mustShow));
     // an existing row is merged only if the caller may update it and see it
     const policies = [scope.policy('UPDATE'), scope.policy('SELECT')].filter((p) => p !== null);
     this.mergeWhere = { sql: policies.map((p) => ` AND (${p.sql})`).join(''), params: policies.flatMap((p) => p.params) };

@@ -313,12 +313,10 @@ export class RowService {
       auth: r.auth,
       now: this.clock.now(),
       guess: r.guess ?? null,
+      mustShow: single && show !== null,
     };
     const plan = this.inserter.plan(scope, req);
-    const written = await this.inserter.write(scope.db, scope, req, plan, show, {
-      count: (n) => this.finish(n, null, single),
-      shown: single && show ? (n) => this.finishShown(n) : null,
-    });
+    const written = await this.inserter.write(scope.db, scope, req, plan, show, (count) => this.finish(count, null, single));
     return this.writeReply(written, prefer, r, shape);
   }
 

@@ -96,9 +96,11 @@ export class Scope {
    * pass, or fail the statement (403 rls_violation, nothing written); `newIds`: the write generates
    * ids, each of which must stay an exact JSON number (2^53 - 1 at most) or fail it. `show`: the
    * `select` of the rows to return, or null for none; `filter`: whether they must pass the SELECT
-   * policies (false when the WHERE clause already applied them to these values).
+   * policies (false when the WHERE clause already applied them to these values); `mustShow`: a row
+   * they hide fails the statement instead (406, nothing written: a single object is a row its
+   * caller may see).
    */
-  returning(check: Operation | null, show: { select: SelectItem[] | null } | null, filter: boolean, newIds = false): Returning {
+  returning(check: Operation | null, show: { select: SelectItem[] | null } | null, filter: boolean, newIds = false, mustShow = false): Returning {
     const parts = ['"id" AS "#id"'];
     const params: Sql['params'] = [];
     const dialect = this.engine.dialect;
@@ -110,10 +112,10 @@ export class Scope {
     if (newIds) parts.push(`${dialect.assertTrue(`"id" <= ${Number.MAX_SAFE_INTEGER}`, 'id_exhausted')} AS "#safe"`);
     const see = show !== null && filter ? this.policy('SELECT') : null;
     if (see) {
-      parts.push(`${truth(see.sql)} AS "#see"`);
+      parts.push(mustShow ? `${dialect.assertTrue(see.sql, 'not_single.hidden')} AS "#see"` : `${truth(see.sql)} AS "#see"`);
       params.push(...see.params);
     }
-    const filtered = see !== null;
+    const filtered = see !== null && !mustShow;
     let items: SelectItem[] | null = null;
     if (show !== null) {
       const p = this.projection(show.select);
