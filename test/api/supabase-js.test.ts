@@ -202,8 +202,14 @@ await describeEngines(
       // the key in apikey alone, or in Authorization alone: anonymous
       assert.deepEqual((await rest({ apikey: p.key })).body, []);
       assert.deepEqual((await rest({ authorization: `Bearer ${p.key}` })).body, []);
-      // the X-User-Token header is not this door's: still anonymous
-      assert.deepEqual((await rest({ apikey: p.key, 'x-user-token': token })).body, []);
+      // where the bearer names no user, X-User-Token does (SPEC 5), as on the native routes
+      assert.deepEqual((await rest({ apikey: p.key, 'x-user-token': token })).body, [{ title: 'mine' }]);
+      assert.deepEqual((await rest({ authorization: `Bearer ${p.key}`, 'x-user-token': token })).body, [{ title: 'mine' }]);
+      assert.deepEqual((await rest({ apikey: p.key, authorization: `Bearer ${p.key}`, 'x-user-token': token })).body, [{ title: 'mine' }]);
+      // a user token as the bearer comes first
+      const other = (await p.client().auth.signUp({ email: uniqueEmail('cred2'), password: PASSWORD })).data.session!.access_token;
+      assert.deepEqual((await rest({ apikey: p.key, authorization: `Bearer ${other}`, 'x-user-token': token })).body, []);
+      assert.equal((await t.req('GET', `/${p.pid}/auth/v1/user`, { headers: { apikey: p.key, 'x-user-token': token } })).status, 200);
       // nothing, a user token in apikey, an unknown key, another project's key: 401
       expectError(await rest({}), 401, 'missing_api_key');
       expectError(await rest({ apikey: token, authorization: `Bearer ${token}` }), 401, 'invalid_api_key');

@@ -5,6 +5,7 @@ import type { DataPlaneCaller, DataPlaneService } from '../../../services/data-p
 import type { EndUser, EndUserSession } from '../../../services/end-users.ts';
 import { AppError } from '../../../errors.ts';
 import { bearer } from '../../platform-auth.ts';
+import { userToken } from '../../data-plane-auth.ts';
 
 /**
  * The value sessions carry as `refresh_token`. auth-js needs a non-empty one to accept a session;
@@ -21,16 +22,18 @@ export const API_VERSION = '2024-01-01';
 /**
  * supabase-js sends the project key in `apikey` and, once a user is signed in, the user's token as
  * `Authorization: Bearer`; before that it sends the key there too. A bearer equal to the key is not
- * a user token. Without an `apikey` header the bearer is the key (the native convention).
+ * a user token. Without an `apikey` header the bearer is the key (the native convention). Where the
+ * bearer names no user, `X-User-Token` does, as on the native routes (SPEC 5): a client that speaks
+ * Baseplate's own headers may use these routes too; a user token as the bearer comes first.
  */
 export function compatCredentials(req: FastifyRequest): { apiKey: string | undefined; userToken: string | undefined } {
   const header = req.headers.apikey;
   const b = bearer(req);
   if (typeof header === 'string' && header.trim() !== '') {
     const apiKey = header.trim();
-    return { apiKey, userToken: b !== undefined && b !== apiKey ? b : undefined };
+    return { apiKey, userToken: b !== undefined && b !== apiKey ? b : userToken(req) };
   }
-  return { apiKey: b, userToken: undefined };
+  return { apiKey: b, userToken: userToken(req) };
 }
 
 /** The key, end user and schema version behind the supabase-js headers (the same one-statement resolve as the native door). */
