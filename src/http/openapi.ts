@@ -31,8 +31,8 @@ type Security = NonNullable<FastifySchema['security']>;
 export const DATA_PLANE_SECURITY: Security = [{ apiKey: [], userToken: [] }, { apiKey: [] }];
 /** Routes that act for the signed-in end user. */
 export const END_USER_SECURITY: Security = [{ userToken: [] }];
-/** The supabase-js door: the key in `apikey`, and the user's access_token as the bearer once signed in. */
-export const SUPABASE_SECURITY: Security = [{ supabaseKey: [], supabaseSession: [] }, { supabaseKey: [] }];
+/** The supabase-js door: the key in `apikey`, and the user's access_token as the bearer once signed in (or in X-User-Token). */
+export const SUPABASE_SECURITY: Security = [{ supabaseKey: [], supabaseSession: [] }, { supabaseKey: [], userToken: [] }, { supabaseKey: [] }];
 
 /** Codes any operation that lists the status can answer with (a JSON body is parsed on every route). */
 const SHARED_BY_STATUS: Record<number, readonly string[]> = {
