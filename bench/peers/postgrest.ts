@@ -11,7 +11,7 @@ import { DEFAULT_PG_POOL_SIZE } from '../../src/config.ts';
 import { createTestDatabase, PG_ADMIN_URL } from '../../test/support/postgres.ts';
 import { answers200, cleanupOnInterrupt, freePort, startProcess, type ServerProcess } from '../server-process.ts';
 import { npmInstallOnce, peersDir, type Peer, type PreparedPeer } from './peer.ts';
-import { inserts, isReadersFirst20, reads, READER, TODO_ROWS, TODO_USERS, type Send } from '../workload.ts';
+import { inserts, isReadersFirst20, reads, READER, WORKLOAD_ROWS, WORKLOAD_USERS, type Send } from '../workload.ts';
 
 export const POSTGREST_VERSION = '12.0.2-2';
 /** As many connections as Baseplate's default (PG_POOL_SIZE), not PostgREST's own 10: equal means. */
@@ -100,8 +100,8 @@ function workloadSql(role: string): string[] {
   return [
     table('todos', ''),
     `INSERT INTO public.todos (id, title, done, created_by)
-       SELECT i, 'todo ' || i, i % 3 = 0, ((i - 1) % ${TODO_USERS}) + 1 FROM generate_series(1, ${TODO_ROWS}) AS i`,
-    `SELECT setval('public.todos_id_seq', ${TODO_ROWS})`,
+       SELECT i, 'todo ' || i, i % 3 = 0, ((i - 1) % ${WORKLOAD_USERS}) + 1 FROM generate_series(1, ${WORKLOAD_ROWS}) AS i`,
+    `SELECT setval('public.todos_id_seq', ${WORKLOAD_ROWS})`,
     'CREATE INDEX ON public.todos (created_by)',
     'ALTER TABLE public.todos ENABLE ROW LEVEL SECURITY',
     `CREATE POLICY own_rows ON public.todos FOR SELECT TO ${role} USING (created_by = ${sub})`,

@@ -243,7 +243,9 @@ export class RowService {
   }
 
   /** 406 for a single object whose one written row its caller may not see (CONTRACT §5, §10: the
-   * result is what SELECT sees), inside the transaction: the write rolls back. */
+   * result is what SELECT sees), inside the transaction: the write rolls back. An update counts
+   * here, exactly; an insert asserts it in its own statement instead (Scope.returning `mustShow`),
+   * since a one-statement insert has no transaction to roll back. */
   private finishShown(shown: number): void {
     if (shown !== 1) throw notSingle(shown);
   }
