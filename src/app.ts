@@ -56,7 +56,7 @@ export async function buildApp({ config, engine, services, logger, consoleDir }:
   installRequestLog(app);
   if (services.metrics) installMetrics(app, services.metrics);
   if (config.idleCollectMs > 0) installIdleCollection(app, config.idleCollectMs);
-  await installCors(app, config.corsOrigins);
+  installCors(app, config.corsOrigins);
   // the request context the auth hooks resolve once (http/platform-auth.ts, http/data-plane-auth.ts)
   decoratePlatformRequest(app);
   decorateDataPlaneRequest(app);
