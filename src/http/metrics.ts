@@ -26,10 +26,11 @@ function tokenGuard(token: string | null): (request: FastifyRequest) => void {
 
 /** Counts every answer (before any route exists, so that each one is counted). */
 export function installMetrics(app: FastifyInstance, metrics: Metrics): void {
-  app.addHook('onResponse', async (request: FastifyRequest, reply: FastifyReply) => {
+  app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     metrics.httpRequest(request.method, request.routeOptions.url ?? UNMATCHED_ROUTE, reply.statusCode, reply.elapsedTime / 1000);
     const refusal = reply.errorCode === null ? undefined : REFUSED_AS[reply.errorCode];
     if (refusal) metrics.refused(refusal);
+    done();
   });
 }
 

@@ -21,5 +21,8 @@ export function logRequest(request: FastifyRequest, status: number, ms: number, 
 
 export function installRequestLog(app: FastifyInstance): void {
   app.decorateReply('errorCode', null);
-  app.addHook('onResponse', async (request, reply) => logRequest(request, reply.statusCode, reply.elapsedTime, reply.errorCode));
+  app.addHook('onResponse', (request, reply, done) => {
+    logRequest(request, reply.statusCode, reply.elapsedTime, reply.errorCode);
+    done();
+  });
 }

@@ -50,6 +50,11 @@ export const rlsViolation = () => new AppError('rls_violation');
 
 const truth = (sql: string) => `CASE WHEN (${sql}) THEN 1 ELSE 0 END`;
 
+// The n-th selected column's name in a statement's result ("#0", "#1", ...): made once, so that
+// decoding a row looks up the same string every time rather than building one per value.
+const COLUMN_KEYS: string[] = [];
+const columnKey = (n: number) => (COLUMN_KEYS[n] ??= `#${n}`);
+
 export class Scope {
   readonly types: Map<string, ColumnType>;
 
@@ -74,7 +79,7 @@ export class Scope {
 
   projection(select: SelectItem[] | null): Projection {
     const items = select ?? [{ column: 'id', alias: 'id' }, ...this.table.columns.map((c) => ({ column: c.name, alias: c.name }))];
-    return { sql: items.map((i, n) => `${quoteIdent(i.column)} AS "#${n}"`).join(', '), items };
+    return { sql: items.map((i, n) => `${quoteIdent(i.column)} AS "${columnKey(n)}"`).join(', '), items };
   }
 
   decode(raw: Record<string, unknown>, items: SelectItem[]): Record<string, unknown> {
@@ -82,7 +87,7 @@ export class Scope {
     const decodeValue = this.engine.dialect.decodeValue;
     for (let n = 0; n < items.length; n++) {
       const { column, alias } = items[n]!;
-      const value = decodeValue(this.types.get(column)!, raw[`#${n}`]);
+      const value = decodeValue(this.types.get(column)!, raw[columnKey(n)]);
       // a column named `__proto__` (possible before such names were refused) must come back as a
       // key rather than replace the object's prototype; every other name is a plain assignment
       if (alias === '__proto__') Object.defineProperty(out, alias, { value, enumerable: true, writable: true, configurable: true });
