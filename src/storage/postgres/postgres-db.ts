@@ -1,7 +1,7 @@
 // pg behind the async Db interface. SQL is written with `?` placeholders for both engines; they
 // are rewritten to $1..$n here (generated SQL never contains a literal `?`).
 import { createHash } from 'node:crypto';
-import pg from 'pg';
+import { pg, type Pool, type PoolClient, type QueryConfig, type QueryResult } from './pg-driver.ts';
 import { AppError } from '../../errors.ts';
 import type { Db, RowFailure, SqlParam } from '../engine.ts';
 import { quoteIdent, UniqueViolation, NotNullViolation, QueryTimeout, DatabaseUnavailable, StoreMissing, ROW_FAILURES } from '../engine.ts';
@@ -51,7 +51,7 @@ export const resultTypes = {
  */
 const PREPARED_PER_CONNECTION = 256;
 const REPLACE_AFTER = 4096;
-const prepared = new WeakMap<pg.PoolClient, { names: Set<string>; unnamed: number }>();
+const prepared = new WeakMap<PoolClient, { names: Set<string>; unnamed: number }>();
 
 /** A statement as sent: its text with `$n` placeholders, and its prepared statement's name. */
 interface Statement {
@@ -133,7 +133,7 @@ const CLIENT_CHECK_MS = 1000;
 const SESSION = `SELECT set_config('TimeZone', 'UTC', false); SELECT set_config(name, '${CLIENT_CHECK_MS}', false) FROM pg_settings WHERE name = 'client_connection_check_interval'`;
 
 /** The error that broke a pooled client's connection, noted whenever it happened. */
-const failures = new WeakMap<pg.PoolClient, Error>();
+const failures = new WeakMap<PoolClient, Error>();
 
 /**
  * pg-pool takes its own 'error' listener off a client while it is checked out, and before our code
@@ -142,7 +142,7 @@ const failures = new WeakMap<pg.PoolClient, Error>();
  * unhandled 'error' that ends the process. Every client gets one listener for its whole life, which
  * notes the failure so that the client is discarded when it is released.
  */
-export function watchPool(pool: pg.Pool): void {
+export function watchPool(pool: Pool): void {
   pool.on('connect', (client) => {
     client.on('error', (err) => {
       if (!failures.has(client)) failures.set(client, err);
@@ -162,10 +162,10 @@ class Lease {
   /** A statement without parameters (DDL) ran in this lease's transaction: see PgDb.query. */
   schemaTouched = false;
 
-  private constructor(private readonly client: pg.PoolClient) {}
+  private constructor(private readonly client: PoolClient) {}
 
   /** Any failure to get a connection (refused, timed out, unknown database, no free client in time) means the database is unavailable. */
-  static async acquire(pool: pg.Pool): Promise<Lease> {
+  static async acquire(pool: Pool): Promise<Lease> {
     try {
       return new Lease(await pool.connect());
     } catch (err) {
@@ -178,10 +178,10 @@ class Lease {
   }
 
   /** `name`: run as that prepared statement */
-  async query(text: string, values: readonly SqlParam[], opts: { timeoutMs?: number; name?: string } = {}): Promise<pg.QueryResult> {
+  async query(text: string, values: readonly SqlParam[], opts: { timeoutMs?: number; name?: string } = {}): Promise<QueryResult> {
     // the protocol counts parameters in 16 bits: pg would send a malformed Bind message
     if (values.length > PG_MAX_PARAMS) throw new AppError('query_too_complex.bound_values', { limit: PG_MAX_PARAMS });
-    const config: pg.QueryConfig = { text, values: values as unknown[] };
+    const config: QueryConfig = { text, values: values as unknown[] };
     // query_timeout (per query; pg reads it, its types omit it) overrides the pool's for this statement
     if (opts.timeoutMs) Object.assign(config, { query_timeout: opts.timeoutMs });
     if (opts.name) config.name = this.prepare(opts.name);
@@ -223,7 +223,7 @@ export class PgDb implements Db {
    * backfill, follows the alter's DDL and so is not prepared).
    */
   constructor(
-    private readonly pool: pg.Pool,
+    private readonly pool: Pool,
     readonly schema: string,
     private readonly version: number | null = null,
     private readonly lease: Lease | null = null,
@@ -233,7 +233,7 @@ export class PgDb implements Db {
     return `${quoteIdent(this.schema)}.${quoteIdent(name)}`;
   }
 
-  private async query(sql: string, params: readonly SqlParam[]): Promise<pg.QueryResult> {
+  private async query(sql: string, params: readonly SqlParam[]): Promise<QueryResult> {
     const st = statementOf(sql);
     const text = st.text;
     if (this.lease && params.length === 0) this.lease.schemaTouched = true;

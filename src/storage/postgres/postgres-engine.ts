@@ -1,6 +1,6 @@
 // PostgreSQL engine: platform tables in schema `baseplate`, one schema `p_<project id>` per
 // project (the unit that can later be sharded across nodes).
-import pg from 'pg';
+import { pg, type Pool } from './pg-driver.ts';
 import type { ColumnType, Db, Dialect, Engine, EngineStats } from '../engine.ts';
 import { quoteIdent } from '../engine.ts';
 import { migrate } from '../migrate.ts';
@@ -103,7 +103,7 @@ export class PostgresEngine implements Engine {
   private migrated = new Map<string, Promise<void>>();
 
   private constructor(
-    private readonly pool: pg.Pool,
+    private readonly pool: Pool,
     private readonly pingTimeoutMs: number,
     private readonly gate: FairGate,
   ) {
