@@ -1,11 +1,12 @@
 // PostgreSQL engine: platform tables in schema `baseplate`, one schema `p_<project id>` per
 // project (the unit that can later be sharded across nodes).
-import { pg, type Pool } from './pg-driver.ts';
+import { pg } from './pg-driver.ts';
 import type { ColumnType, Db, Dialect, Engine, EngineStats } from '../engine.ts';
 import { quoteIdent } from '../engine.ts';
 import { migrate } from '../migrate.ts';
 import { platformMigrations, projectMigrations, type SchemaTypes } from '../schema.ts';
-import { ASSERTION_SQLSTATE, PgDb, resultTypes, watchPool } from './postgres-db.ts';
+import { ASSERTION_SQLSTATE, connectionFailed, PgDb, resultTypes, watchPool } from './postgres-db.ts';
+import { AffinePool } from './affine-pool.ts';
 import { FairGate } from '../fair-gate.ts';
 import { DEFAULT_PG_POOL_SIZE } from '../../config.ts';
 import { GatedDb } from '../gated-db.ts';
@@ -103,7 +104,7 @@ export class PostgresEngine implements Engine {
   private migrated = new Map<string, Promise<void>>();
 
   private constructor(
-    private readonly pool: Pool,
+    private readonly pool: AffinePool,
     private readonly pingTimeoutMs: number,
     private readonly gate: FairGate,
   ) {
@@ -123,10 +124,11 @@ export class PostgresEngine implements Engine {
     const statementTimeoutMs = opts.statementTimeoutMs ?? 0;
     const connectTimeoutMs = opts.connectTimeoutMs ?? 5000;
     const queryTimeoutMs = opts.queryTimeoutMs ?? (statementTimeoutMs ? statementTimeoutMs + 5000 : 0);
+    const poolSize = opts.poolSize ?? DEFAULT_PG_POOL_SIZE;
     const pool = new pg.Pool({
       connectionString: url,
       types: resultTypes,
-      max: opts.poolSize ?? DEFAULT_PG_POOL_SIZE,
+      max: poolSize,
       statement_timeout: statementTimeoutMs || undefined,
       query_timeout: queryTimeoutMs || undefined,
       // A client cut off by a partition leaves its backend idle in its transaction, holding row
@@ -138,14 +140,14 @@ export class PostgresEngine implements Engine {
       keepAliveInitialDelayMillis: opts.keepAliveMs ?? 10000,
     });
     watchPool(pool);
-    const poolSize = opts.poolSize ?? DEFAULT_PG_POOL_SIZE;
     const capacity = Math.max(1, poolSize - PLATFORM_RESERVE);
     const gate = new FairGate({ capacity, perKey: opts.perProject ?? Math.ceil(capacity / 2), maxWaitMs: statementTimeoutMs || 30000 });
-    const engine = new PostgresEngine(pool, connectTimeoutMs, gate);
+    const connections = new AffinePool(pool, { max: poolSize, waitMs: connectTimeoutMs, broken: connectionFailed });
+    const engine = new PostgresEngine(connections, connectTimeoutMs, gate);
     try {
       await migrate(engine.platform, platformMigrations((n) => engine.platform.t(n), TYPES), lockFor(PLATFORM_SCHEMA, true));
     } catch (err) {
-      await pool.end().catch(() => undefined);
+      await engine.close().catch(() => undefined);
       throw err;
     }
     return engine;
@@ -195,8 +197,7 @@ export class PostgresEngine implements Engine {
   }
 
   stats(): EngineStats {
-    const { totalCount: total, idleCount: idle, waitingCount: waiting } = this.pool;
-    return { gate: this.gate.stats(), pool: { total, idle, waiting, max: this.pool.options.max }, sqlite: null };
+    return { gate: this.gate.stats(), pool: this.pool.stats, sqlite: null };
   }
 
   private closed = false;
