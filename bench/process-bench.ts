@@ -162,25 +162,17 @@ async function readPhase(kind: EngineName, srv: ServiceProcess, read: Send, peer
 }
 
 /**
- * Reads of every project before the measurement. PostgreSQL plans a prepared statement afresh for
- * its first five runs on a connection (then settles on a plan), and a project's statements run on
- * the connections that served it (storage/postgres/affine-pool.ts): six rounds bring a server to
- * where a thousand active projects keep it, rather than measuring its first minute with them.
- */
-const WARM_ROUNDS = 6;
-
-/**
  * One small project read over and over, against a random one of all of them each time, in
- * alternation, after WARM_ROUNDS reads of every project. PROJECT_CLIENTS clients, not the full load: with 32, one project
+ * alternation. Every project is read once first: the figure is a server with that many active
+ * projects, not its first minute. PROJECT_CLIENTS clients, not the full load: with 32, one project
  * would wait for its fair share of the engine (PROJECT_CONCURRENCY) while random ones spread over
  * all of it, and p50 would measure that queue instead of what a request costs.
  */
 async function projectsPhase(kind: EngineName, srv: ServiceProcess, projects: SmallProject[], opts: ProcessOptions) {
   const failed: string[] = [];
-  for (let round = 0; round < WARM_ROUNDS; round++)
-    await eachLimit(projects, 8, async (p) => {
-      if (!(await p.read(0)) && round === 0) failed.push(p.pid);
-    });
+  await eachLimit(projects, 8, async (p) => {
+    if (!(await p.read(0))) failed.push(p.pid);
+  });
   if (failed.length) throw new Error(`${failed.length} small projects did not answer their read (${failed.slice(0, 3).join(', ')})`);
   const sampler = peakSampler(srv.pid, resetPeak(srv.pid));
   const one: Side = { name: `GET 20 rows, 1 project of ${projects.length} (${PROJECT_CLIENTS} clients)`, send: projects[0]!.read };

@@ -2,7 +2,6 @@
 // are rewritten to $1..$n here (generated SQL never contains a literal `?`).
 import { createHash } from 'node:crypto';
 import { pg, type Pool, type PoolClient, type QueryConfig, type QueryResult } from './pg-driver.ts';
-import type { AffinePool } from './affine-pool.ts';
 import { AppError } from '../../errors.ts';
 import type { Db, RowFailure, SqlParam } from '../engine.ts';
 import { quoteIdent, UniqueViolation, NotNullViolation, QueryTimeout, DatabaseUnavailable, StoreMissing, ROW_FAILURES } from '../engine.ts';
@@ -136,9 +135,6 @@ const SESSION = `SELECT set_config('TimeZone', 'UTC', false); SELECT set_config(
 /** The error that broke a pooled client's connection, noted whenever it happened. */
 const failures = new WeakMap<PoolClient, Error>();
 
-/** Whether the connection has failed (noted by watchPool's listener or by a statement on it). */
-export const connectionFailed = (client: PoolClient): boolean => failures.has(client);
-
 /**
  * pg-pool takes its own 'error' listener off a client while it is checked out, and before our code
  * even holds it: without a listener of its own, a connection that dies then (server restart,
@@ -166,19 +162,12 @@ class Lease {
   /** A statement without parameters (DDL) ran in this lease's transaction: see PgDb.query. */
   schemaTouched = false;
 
-  private constructor(
-    private readonly pool: AffinePool,
-    private readonly client: PoolClient,
-  ) {}
+  private constructor(private readonly client: PoolClient) {}
 
-  /**
-   * A connection for statements over `schema` (one that served it, when one is free). Any failure
-   * to get one (refused, timed out, unknown database, none free in time) means the database is
-   * unavailable.
-   */
-  static async acquire(pool: AffinePool, schema: string): Promise<Lease> {
+  /** Any failure to get a connection (refused, timed out, unknown database, no free client in time) means the database is unavailable. */
+  static async acquire(pool: Pool): Promise<Lease> {
     try {
-      return new Lease(pool, await pool.acquire(schema));
+      return new Lease(await pool.connect());
     } catch (err) {
       throw new DatabaseUnavailable('unreachable', describe(err));
     }
@@ -220,7 +209,7 @@ class Lease {
 
   release(): void {
     const stale = (prepared.get(this.client)?.unnamed ?? 0) >= REPLACE_AFTER;
-    this.pool.release(this.client, failures.get(this.client) ?? (stale ? true : undefined));
+    this.client.release(failures.get(this.client) ?? (stale ? true : undefined));
   }
 }
 
@@ -234,7 +223,7 @@ export class PgDb implements Db {
    * backfill, follows the alter's DDL and so is not prepared).
    */
   constructor(
-    private readonly pool: AffinePool,
+    private readonly pool: Pool,
     readonly schema: string,
     private readonly version: number | null = null,
     private readonly lease: Lease | null = null,
@@ -250,7 +239,7 @@ export class PgDb implements Db {
     if (this.lease && params.length === 0) this.lease.schemaTouched = true;
     const opts = { name: this.prepares(params, this.lease) ? (this.version === null ? st.name : `${st.name}_${this.version}`) : undefined };
     if (this.lease) return this.lease.query(text, params, opts);
-    const lease = await Lease.acquire(this.pool, this.schema);
+    const lease = await Lease.acquire(this.pool);
     try {
       return await lease.query(text, params, opts);
     } finally {
@@ -287,7 +276,7 @@ export class PgDb implements Db {
 
   async tx<T>(fn: (db: Db) => Promise<T>): Promise<T> {
     if (this.lease) return fn(this);
-    const lease = await Lease.acquire(this.pool, this.schema);
+    const lease = await Lease.acquire(this.pool);
     try {
       await lease.query('BEGIN', []);
       const result = await fn(new PgDb(this.pool, this.schema, this.version, lease));
@@ -306,7 +295,7 @@ export class PgDb implements Db {
   /** True when the server answers `SELECT 1` within timeoutMs, waiting for a pool client included. */
   async ping(timeoutMs: number): Promise<boolean> {
     const probe = (async () => {
-      const lease = await Lease.acquire(this.pool, this.schema);
+      const lease = await Lease.acquire(this.pool);
       try {
         await lease.query('SELECT 1', [], { timeoutMs });
         return true;

@@ -1,12 +1,11 @@
 // PostgreSQL engine: platform tables in schema `baseplate`, one schema `p_<project id>` per
 // project (the unit that can later be sharded across nodes).
-import { pg } from './pg-driver.ts';
+import { pg, type Pool } from './pg-driver.ts';
 import type { ColumnType, Db, Dialect, Engine, EngineStats } from '../engine.ts';
 import { quoteIdent } from '../engine.ts';
 import { migrate } from '../migrate.ts';
 import { platformMigrations, projectMigrations, type SchemaTypes } from '../schema.ts';
-import { ASSERTION_SQLSTATE, connectionFailed, PgDb, resultTypes, watchPool } from './postgres-db.ts';
-import { AffinePool } from './affine-pool.ts';
+import { ASSERTION_SQLSTATE, PgDb, resultTypes, watchPool } from './postgres-db.ts';
 import { FairGate } from '../fair-gate.ts';
 import { DEFAULT_PG_POOL_SIZE } from '../../config.ts';
 import { GatedDb } from '../gated-db.ts';
@@ -104,7 +103,7 @@ export class PostgresEngine implements Engine {
   private migrated = new Map<string, Promise<void>>();
 
   private constructor(
-    private readonly pool: AffinePool,
+    private readonly pool: Pool,
     private readonly pingTimeoutMs: number,
     private readonly gate: FairGate,
   ) {
@@ -124,11 +123,10 @@ export class PostgresEngine implements Engine {
     const statementTimeoutMs = opts.statementTimeoutMs ?? 0;
     const connectTimeoutMs = opts.connectTimeoutMs ?? 5000;
     const queryTimeoutMs = opts.queryTimeoutMs ?? (statementTimeoutMs ? statementTimeoutMs + 5000 : 0);
-    const poolSize = opts.poolSize ?? DEFAULT_PG_POOL_SIZE;
     const pool = new pg.Pool({
       connectionString: url,
       types: resultTypes,
-      max: poolSize,
+      max: opts.poolSize ?? DEFAULT_PG_POOL_SIZE,
       statement_timeout: statementTimeoutMs || undefined,
       query_timeout: queryTimeoutMs || undefined,
       // A client cut off by a partition leaves its backend idle in its transaction, holding row
@@ -140,14 +138,14 @@ export class PostgresEngine implements Engine {
       keepAliveInitialDelayMillis: opts.keepAliveMs ?? 10000,
     });
     watchPool(pool);
+    const poolSize = opts.poolSize ?? DEFAULT_PG_POOL_SIZE;
     const capacity = Math.max(1, poolSize - PLATFORM_RESERVE);
     const gate = new FairGate({ capacity, perKey: opts.perProject ?? Math.ceil(capacity / 2), maxWaitMs: statementTimeoutMs || 30000 });
-    const connections = new AffinePool(pool, { max: poolSize, waitMs: connectTimeoutMs, broken: connectionFailed });
-    const engine = new PostgresEngine(connections, connectTimeoutMs, gate);
+    const engine = new PostgresEngine(pool, connectTimeoutMs, gate);
     try {
       await migrate(engine.platform, platformMigrations((n) => engine.platform.t(n), TYPES), lockFor(PLATFORM_SCHEMA, true));
     } catch (err) {
-      await engine.close().catch(() => undefined);
+      await pool.end().catch(() => undefined);
       throw err;
     }
     return engine;
@@ -197,7 +195,8 @@ export class PostgresEngine implements Engine {
   }
 
   stats(): EngineStats {
-    return { gate: this.gate.stats(), pool: this.pool.stats, sqlite: null };
+    const { totalCount: total, idleCount: idle, waitingCount: waiting } = this.pool;
+    return { gate: this.gate.stats(), pool: { total, idle, waiting, max: this.pool.options.max }, sqlite: null };
   }
 
   private closed = false;
