@@ -30,7 +30,7 @@ import { decoratePlatformRequest } from './http/platform-auth.ts';
 import { decorateDataPlaneRequest } from './http/data-plane-auth.ts';
 import { installRequestLog, logRequest } from './http/request-log.ts';
 import { idleCollection } from './lib/idle-collection.ts';
-import { hasLoneSurrogate, hasNul, someText } from './lib/text.ts';
+import { badJsonText } from './lib/text.ts';
 import { installMetrics, metricsRoute, UNMATCHED_ROUTE } from './http/metrics.ts';
 import type { Metrics } from './lib/metrics.ts';
 import { createLogger, type Logger } from './lib/logger.ts';
@@ -145,10 +145,8 @@ function installJsonBodyParser(app: FastifyInstance): void {
       return done(new AppError('too_deep.body', { max: MAX_JSON_DEPTH }), undefined);
     // Text no engine stores as sent (lib/text.ts): one rule for every field, here. Only an escape
     // in the JSON text can make either.
-    if (text.includes('\\u0000') && someText(parsed, hasNul))
-      return done(new AppError('nul_character'), undefined);
-    if (/\\u[dD][89a-fA-F]/.test(text) && someText(parsed, hasLoneSurrogate))
-      return done(new AppError('unpaired_surrogate'), undefined);
+    const bad = badJsonText(text, parsed);
+    if (bad) return done(new AppError(bad), undefined);
     done(null, parsed);
   });
 }

@@ -13,3 +13,13 @@ export function someText(value: unknown, bad: (text: string) => boolean): boolea
   if (value !== null && typeof value === 'object') return Object.entries(value).some(([k, v]) => bad(k) || someText(v, bad));
   return false;
 }
+
+/**
+ * What of the above a JSON value holds, given the JSON text it was parsed from (or serialised to):
+ * the text is scanned first, since only an escape in it (`\u0000`, `\ud800`) can put either there.
+ */
+export function badJsonText(json: string, value: unknown): 'nul_character' | 'unpaired_surrogate' | null {
+  if (json.includes('\\u0000') && someText(value, hasNul)) return 'nul_character';
+  if (/\\u[dD][89a-fA-F]/.test(json) && someText(value, hasLoneSurrogate)) return 'unpaired_surrogate';
+  return null;
+}

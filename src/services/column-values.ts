@@ -4,7 +4,7 @@ import type { ColumnType, SqlParam } from '../storage/engine.ts';
 import { parseDate, parseTimestamp } from '../lib/temporal.ts';
 import { canonicalJson } from '../lib/jsonb.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../rest-query/values.ts';
-import { hasLoneSurrogate, hasNul, someText } from '../lib/text.ts';
+import { badJsonText, hasLoneSurrogate, hasNul } from '../lib/text.ts';
 
 export const COLUMN_TYPES: readonly ColumnType[] = ['text', 'integer', 'number', 'boolean', 'timestamp', 'date', 'json'];
 
@@ -43,8 +43,8 @@ export function checkValue(type: ColumnType, value: unknown): CheckResult {
       // (a request body is bounded as it is parsed; a context.db call of a function is not)
       if (nestsDeeperThan(value, MAX_JSON_DEPTH)) return { ok: false, reason: 'too_deep' };
       const text = JSON.stringify(value);
-      if (text.includes('\\u0000')) return { ok: false, reason: 'nul_character' };
-      if (/\\u[dD][89a-fA-F]/.test(text) && someText(value, hasLoneSurrogate)) return { ok: false, reason: 'unpaired_surrogate' };
+      const bad = badJsonText(text, value);
+      if (bad) return { ok: false, reason: bad };
       if (Buffer.byteLength(text, 'utf8') > MAX_TEXT_BYTES) return { ok: false, reason: 'too_long' };
       return { ok: true, value };
     }
