@@ -1,30 +1,54 @@
-// Prepared statements of a thread's connections live under one least-recently-used bound.
+// Prepared statements of a thread's connections live under one bound, in two segments: a statement
+// that ran once waits on probation (an eighth of the bound), one that ran again is kept, least
+// recently used first out.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
 import { StatementCache } from '../../src/storage/sqlite/sqlite-statement-cache.ts';
 import { SqliteDb } from '../../src/storage/sqlite/sqlite-db.ts';
 
-test('[sqlite] the statements of all connections share one bound; the least recently used one goes first, a closed connection takes its own', () => {
-  const cache = new StatementCache(3);
+test('[sqlite] statements that ran once leave first, whatever connection prepared them; a closed connection takes its own', () => {
+  const cache = new StatementCache(16); // 2 on probation, 14 kept
   const [one, two] = [new Database(':memory:'), new Database(':memory:')];
   try {
     const a = cache.connection(one);
     const b = cache.connection(two);
-    const first = a.prepare('SELECT 1');
-    const second = a.prepare('SELECT 2');
-    b.prepare('SELECT 3');
-    assert.equal(a.prepare('SELECT 1'), first, 'a hit is the same statement, and now the most recently used');
-    b.prepare('SELECT 4'); // beyond the bound: SELECT 2 (least recently used) goes
+    const kept = a.prepare('SELECT 1');
+    assert.equal(a.prepare('SELECT 1'), kept, 'a hit is the same statement, now kept');
+    const once = b.prepare('SELECT 2');
+    a.prepare('SELECT 3');
+    b.prepare('SELECT 4'); // probation holds 2: SELECT 2, the oldest of those that ran once, goes
     assert.equal(cache.size, 3);
-    assert.equal(a.prepare('SELECT 1'), first);
-    assert.notEqual(a.prepare('SELECT 2'), second, 'prepared anew');
-    assert.equal(cache.size, 3);
+    assert.equal(a.prepare('SELECT 1'), kept, 'three newer statements did not push the kept one out');
+    assert.notEqual(b.prepare('SELECT 2'), once, 'prepared anew (and SELECT 3 left probation for it)');
     b.forget();
-    assert.equal(cache.size, 2, 'only the statements of the first connection are left');
+    assert.equal(cache.size, 1, 'only the kept statement of the first connection is left');
   } finally {
     one.close();
     two.close();
+  }
+});
+
+test('[sqlite] when the kept ones exceed their share, the least recently used goes back on probation, and out unless it runs again', () => {
+  const cache = new StatementCache(8); // 1 on probation, 7 kept
+  const db = new Database(':memory:');
+  try {
+    const c = cache.connection(db);
+    const first = [1, 2, 3, 4, 5, 6, 7].map((n) => {
+      const st = c.prepare(`SELECT ${n}`);
+      assert.equal(c.prepare(`SELECT ${n}`), st);
+      return st;
+    }); // all seven kept
+    c.prepare('SELECT 8');
+    c.prepare('SELECT 8'); // kept: SELECT 1, the least recently used, back on probation
+    assert.equal(cache.size, 8);
+    assert.equal(c.prepare('SELECT 1'), first[0], 'ran again while on probation: kept again; SELECT 2 on probation now');
+    c.prepare('SELECT 9'); // SELECT 2 leaves
+    assert.notEqual(c.prepare('SELECT 2'), first[1]);
+    assert.equal(c.prepare('SELECT 3'), first[2]);
+    assert.ok(cache.size <= 8);
+  } finally {
+    db.close();
   }
 });
 
