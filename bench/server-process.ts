@@ -9,9 +9,13 @@ import { fileURLToPath } from 'node:url';
 
 export const REPO = join(dirname(fileURLToPath(import.meta.url)), '..');
 
-/** How the service is started: the compiled build when there is one, as `npm start` runs it. */
+/** How the service is started: the compiled build when there is one, as `npm start` runs it (its node arguments). */
 export function serviceCommand(): { argv: string[]; label: string } {
-  if (existsSync(join(REPO, 'dist/main.js'))) return { argv: ['dist/main.js'], label: 'node dist/main.js' };
+  if (existsSync(join(REPO, 'dist/main.js'))) {
+    const start = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')).scripts.start as string;
+    const argv = start.replace(/^exec node /, '').split(' ');
+    return { argv, label: `node ${argv.join(' ')}` };
+  }
   return { argv: ['--no-node-snapshot', '--import', 'tsx', 'src/main.ts'], label: 'node --no-node-snapshot --import tsx src/main.ts (no dist/main.js)' };
 }
 

@@ -84,12 +84,6 @@ export interface Config {
   shutdownTimeoutMs: number;
   /** IDLE_GC_MS: after this long without a request, full garbage collections until V8 gives its young generation back (lib/idle-collection.ts; 0: never) */
   idleCollectMs: number;
-  /**
-   * V8_SEMI_SPACE_MIB: the bound on each of the two semi-spaces of V8's young generation
-   * (lib/young-generation.ts): 1, 2, 4, 8 or 16 (V8 grows them by doubling; 16 is its own bound);
-   * 0: V8's own growth.
-   */
-  semiSpaceMiB: number;
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -111,12 +105,6 @@ function flag(env: Record<string, string | undefined>, name: string, fallback: b
   if (raw === 'true' || raw === '1') return true;
   if (raw === 'false' || raw === '0') return false;
   throw new Error(`${name} must be true or false, got '${raw}'`);
-}
-
-function semiSpaceMiB(env: Record<string, string | undefined>): number {
-  const n = int(env, 'V8_SEMI_SPACE_MIB', 4, 0, 16);
-  if ((n & (n - 1)) !== 0) throw new Error(`V8_SEMI_SPACE_MIB must be 0, 1, 2, 4, 8 or 16, got ${n}`);
-  return n;
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -235,6 +223,5 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     corsOrigins: corsOrigins(env.CORS_ORIGINS),
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 30000, 100, 3600000),
     idleCollectMs: int(env, 'IDLE_GC_MS', 5000, 0, 3600000),
-    semiSpaceMiB: semiSpaceMiB(env),
   });
 }

@@ -9,7 +9,7 @@ import { systemClock } from './lib/clock.ts';
 import { loadMasterKey, SecretBox } from './lib/secret-box.ts';
 import { createLogger, flushLogger } from './lib/logger.ts';
 import { databaseTarget, withoutPassword } from './lib/database-target.ts';
-import { boundYoungGeneration } from './lib/young-generation.ts';
+import { boundYoungGeneration, semiSpaceFlagGiven, SEMI_SPACE_MIB } from './lib/young-generation.ts';
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 
@@ -54,7 +54,8 @@ async function start() {
   const smtpCa = await step('invalid configuration: SMTP_CA_FILE: ', () => (config.email.caFile ? readFileSync(config.email.caFile, 'utf8') : undefined));
   await step('invalid configuration: ', () => checkEngineOptions(engineOptions(config)));
   log.level = config.logLevel;
-  if (config.semiSpaceMiB > 0) boundYoungGeneration(config.semiSpaceMiB); // for the process's life
+  // started without the launchers' flag (node dist/main.js, baseplate serve): the softer bound
+  if (!semiSpaceFlagGiven(process.execArgv, process.env.NODE_OPTIONS)) boundYoungGeneration(SEMI_SPACE_MIB);
   // the key comes first: a PostgreSQL deployment without one must not touch its database
   const master = await step('', () =>
     loadMasterKey({ env: config.masterKey, engine: config.databaseUrl ? 'postgres' : 'sqlite', dataDir: config.dataDir, warn }),

@@ -51,11 +51,3 @@ test('IDLE_GC_MS: 5 s by default, 0 turns the idle collection off, at most an ho
   assert.throws(() => loadConfig({ IDLE_GC_MS: '3600001' }), { message: 'IDLE_GC_MS must be between 0 and 3600000, got 3600001' });
   assert.throws(() => loadConfig({ IDLE_GC_MS: 'soon' }), { message: "IDLE_GC_MS must be a whole number, got 'soon'" });
 });
-
-test('V8_SEMI_SPACE_MIB: 4 by default, 0 for V8 own growth, a power of two up to 16', () => {
-  assert.equal(loadConfig({}).semiSpaceMiB, 4);
-  for (const n of [0, 1, 2, 8, 16]) assert.equal(loadConfig({ V8_SEMI_SPACE_MIB: String(n) }).semiSpaceMiB, n);
-  assert.throws(() => loadConfig({ V8_SEMI_SPACE_MIB: '3' }), { message: 'V8_SEMI_SPACE_MIB must be 0, 1, 2, 4, 8 or 16, got 3' });
-  assert.throws(() => loadConfig({ V8_SEMI_SPACE_MIB: '32' }), { message: 'V8_SEMI_SPACE_MIB must be between 0 and 16, got 32' });
-  assert.throws(() => loadConfig({ V8_SEMI_SPACE_MIB: '-1' }), { message: "V8_SEMI_SPACE_MIB must be a whole number, got '-1'" });
-});

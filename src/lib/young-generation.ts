@@ -1,26 +1,40 @@
-// A bound on V8's young generation, set from inside the process. Under load V8 doubles the two
-// semi-spaces of the young generation, 1 MiB each at first, up to 16 MiB each: 32 MiB resident
-// while requests keep coming, for objects that mostly die within the request. Measured on this
-// service (2026-11-27, 32 clients, two servers side by side): semi-spaces held at 4 MiB served the
-// same reads per second (0.997x) with a peak RSS 57 MiB lower; at 2 MiB, 9% fewer.
-// `--max-semi-space-size` would say it, but V8 reads it only when the process starts, and the
-// service must behave the same however it is started (`npm start`, `node dist/main.js`, a
-// container). The growth factor, though, is read at each growth: so growth is turned off once the
-// bound is reached, and on again when a full collection has shrunk the young generation (an idle
-// service's, lib/idle-collection.ts).
+// The bound on V8's young generation. Under load V8 doubles the two semi-spaces of the young
+// generation, 1 MiB each at first, up to 16 MiB each, for objects that mostly die within their
+// request. Measured on this service (2026-11-27, 32 clients, two servers side by side on the same
+// data): semi-spaces of 4 MiB served the same reads per second as V8's own growth (0.97-1.00x) with a
+// peak RSS 50-60 MiB lower; at 2 MiB, 9% fewer reads.
+// The exact bound is V8's own `--max-semi-space-size`, which V8 reads only when the process starts:
+// `npm start` and the container pass it (SEMI_SPACE_FLAG), and it holds for every thread. A process
+// started without it (`node dist/main.js`, `baseplate serve`) gets a softer bound from inside:
+// V8 reads its growth factor at each growth, so growth is turned off once the bound is reached,
+// and on again when a full collection has shrunk the young generation (an idle service's,
+// lib/idle-collection.ts). That check runs after the collections of a task, not between them: a
+// task or a loop turn that runs several may grow past the bound (measured: to 8 MiB under steady
+// load, 16 after one task that kept 30 MiB alive), and the young generation stays there until a
+// full collection shrinks it. The SQLite worker threads set their own (sqlite-worker-pool.ts).
 import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 import { PerformanceObserver } from 'node:perf_hooks';
+
+/** each semi-space, in MiB */
+export const SEMI_SPACE_MIB = 4;
+/** what the launchers pass to node (package.json's start script, the Dockerfile) */
+export const SEMI_SPACE_FLAG = `--max-semi-space-size=${SEMI_SPACE_MIB}`;
 
 /** V8's default growth: each growth doubles the semi-spaces */
 const GROWTH_FACTOR = 2;
 
-/** The young generation's memory: its two semi-spaces, or one while V8 has the other uncommitted. */
-export const youngGenerationBytes = (): number => newSpace()?.space_size ?? 0;
+/** Whether node was started with its own bound (on its command line or in NODE_OPTIONS): then V8 keeps it. */
+export function semiSpaceFlagGiven(execArgv: readonly string[], nodeOptions: string | undefined): boolean {
+  return [...execArgv, ...(nodeOptions ?? '').split(/\s+/)].some((arg) => /^--max[-_]semi[-_]space[-_]size(=|$)/.test(arg));
+}
 
 const newSpace = () => getHeapSpaceStatistics().find((s) => s.space_name === 'new_space');
 
+/** The young generation's memory: its two semi-spaces, or one while V8 has the other uncommitted. */
+export const youngGenerationBytes = (): number => newSpace()?.space_size ?? 0;
+
 /** The capacity of one semi-space: 1 MiB less a page header at first, then doubled at each growth. */
-function semiSpaceBytes(): number {
+export function semiSpaceBytes(): number {
   const s = newSpace();
   return s ? s.space_used_size + s.space_available_size : 0;
 }
@@ -29,11 +43,7 @@ export interface YoungGenerationBound {
   stop(): void;
 }
 
-/**
- * Holds each semi-space at `semiSpaceMiB` (a power of two from 1 MiB: V8 grows them by doubling),
- * checked after every collection. One growth may slip past between a collection and its check, when
- * several collections run within one task; the next check stops the rest.
- */
+/** The softer bound: each semi-space held near `semiSpaceMiB` (a power of two), checked after every task's collections. */
 export function boundYoungGeneration(semiSpaceMiB: number): YoungGenerationBound {
   // grown to the bound, a semi-space is the bound less its pages' headers: the middle between two
   // steps tells one grown to it from one a step below

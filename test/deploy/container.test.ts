@@ -10,6 +10,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { ROOT } from '../../src/bundles.ts';
+import { SEMI_SPACE_FLAG } from '../../src/lib/young-generation.ts';
 
 const read = (file: string) => readFileSync(join(ROOT, file), 'utf8');
 
@@ -89,7 +90,7 @@ test('Dockerfile: a build stage and a runtime stage; every file copied from the 
   assert.match(build.steps[ci]!.args, /npm prune --omit=dev/);
 });
 
-test('Dockerfile runtime stage: what the service needs, a non-root user, a health check on /health, node dist/main.js, DATA_DIR a volume', () => {
+test('Dockerfile runtime stage: what the service needs, a non-root user, a health check on /health, node dist/main.js with the young generation bound, DATA_DIR a volume', () => {
   const copies = runtime.steps.filter((s) => s.op === 'COPY').map((s) => copyParts(s.args));
   assert.ok(copies.every((c) => c.from === build.name), 'the runtime stage takes only what the build stage made');
   const fromBuild = copies.flatMap((c) => c.sources.map((s) => s.replace(/^\/app\//, '')));
@@ -104,7 +105,7 @@ test('Dockerfile runtime stage: what the service needs, a non-root user, a healt
   const health = runtime.steps.find((s) => s.op === 'HEALTHCHECK');
   assert.ok(health, 'a HEALTHCHECK');
   assert.match(health.args, /CMD .*\/health/);
-  assert.deepEqual(JSON.parse(runtime.steps.find((s) => s.op === 'CMD')!.args), ['node', 'dist/main.js']);
+  assert.deepEqual(JSON.parse(runtime.steps.find((s) => s.op === 'CMD')!.args), ['node', SEMI_SPACE_FLAG, 'dist/main.js'], 'as npm start runs it, young generation bound included');
   const env = Object.fromEntries(runtime.steps.filter((s) => s.op === 'ENV').flatMap((s) => [...s.args.matchAll(/(\w+)=(\S+)/g)].map((m) => [m[1]!, m[2]!])));
   const settings = configNames();
   for (const name of Object.keys(env)) assert.ok(name === 'NODE_ENV' || settings.has(name), `ENV ${name} is not a setting of src/config.ts`);

@@ -1,43 +1,74 @@
-// The bound on V8's young generation (lib/young-generation.ts), in fresh processes: the flag it
-// changes is the process's. A workload that keeps much of what it allocates alive for a while
-// (as requests in flight do) makes V8 grow the young generation to its own bound (16 MiB
-// semi-spaces); bounded, it stays at the bound; and the bound lets go when stopped.
+// The bound on V8's young generation (lib/young-generation.ts), in fresh processes: the flags are
+// the process's. A workload that keeps much of what it allocates alive for a while (as requests in
+// flight do) makes V8 grow the semi-spaces to its own bound of 16 MiB. Started with the launchers'
+// flag, they never pass SEMI_SPACE_MIB, even within one task; with the softer bound from inside,
+// they stop at it when the work yields between collections, and grow again after a full collection
+// shrank them.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { semiSpaceFlagGiven, SEMI_SPACE_FLAG, SEMI_SPACE_MIB } from '../../src/lib/young-generation.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const MiB = 1024 * 1024;
 
-/** The largest young generation seen while the workload ran, in MiB, under `setup`. */
-function youngPeak(setup: string): { peak: number } {
+/**
+ * The largest semi-space seen (MiB, rounded up: V8 reports a page header less) while chunks of
+ * about 0.5 MiB are allocated, each its own task, with a window of 8 MiB kept alive; `oneTask`: all
+ * in one synchronous task. `after` runs before a second, identical workload.
+ */
+function semiSpacePeak(opts: { nodeFlags?: string[]; setup?: string; oneTask?: boolean; after?: string }): number[] {
   const code = `
-    const { boundYoungGeneration, youngGenerationBytes } = await import('./src/lib/young-generation.ts');
-    ${setup}
-    // chunks of about 0.5 MiB, a task each (as requests are), a window of 8 MiB kept alive
-    const live = new Array(32000);
-    let peak = 0;
-    for (let i = 0, n = 0; i < 400; i++) {
-      for (let k = 0; k < 2000; k++) live[n++ % live.length] = { i, k, s: 'x'.repeat(200) + k };
-      peak = Math.max(peak, youngGenerationBytes());
-      await new Promise((r) => setImmediate(r));
+    const { boundYoungGeneration, semiSpaceBytes } = await import('./src/lib/young-generation.ts');
+    ${opts.setup ?? ''}
+    async function work() {
+      const live = new Array(32000);
+      let peak = 0;
+      for (let i = 0, n = 0; i < 400; i++) {
+        for (let k = 0; k < 2000; k++) live[n++ % live.length] = { i, k, s: 'x'.repeat(200) + k };
+        peak = Math.max(peak, semiSpaceBytes());
+        ${opts.oneTask ? '' : 'await new Promise((r) => setImmediate(r));'}
+      }
+      return Math.ceil(peak / 1048576);
     }
-    console.log(JSON.stringify({ peak: peak / ${MiB} }));
+    const peaks = [await work()];
+    ${opts.after ? `${opts.after}; peaks.push(await work());` : ''}
+    console.log(JSON.stringify(peaks));
   `;
-  const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], { cwd: ROOT, encoding: 'utf8' });
+  const args = [...(opts.nodeFlags ?? []), '--import', 'tsx', '--input-type=module', '-e', code];
+  const r = spawnSync(process.execPath, args, { cwd: ROOT, encoding: 'utf8' });
   assert.equal(r.status, 0, r.stderr);
   return JSON.parse(r.stdout.trim().split('\n').at(-1)!);
 }
 
-test('unbounded, the workload grows the young generation past 8 MiB (the check can fail)', () => {
-  assert.ok(youngPeak('').peak > 8, 'V8 grew it');
+test('unbounded, the workload grows the semi-spaces past the bound (the checks below can fail)', () => {
+  assert.ok(semiSpacePeak({ oneTask: true })[0]! > SEMI_SPACE_MIB);
+  assert.ok(semiSpacePeak({})[0]! > SEMI_SPACE_MIB);
 });
 
-test('bounded at 2 MiB semi-spaces, the young generation never exceeds 4 MiB', () => {
-  assert.ok(youngPeak('const bound = boundYoungGeneration(2);').peak <= 4);
+test('started with the launchers\' flag, the semi-spaces reach the bound and never pass it, even within one task', () => {
+  assert.deepEqual(semiSpacePeak({ nodeFlags: [SEMI_SPACE_FLAG], oneTask: true }), [SEMI_SPACE_MIB]);
 });
 
-test('stopped, the bound lets V8 grow it again', () => {
-  assert.ok(youngPeak('const bound = boundYoungGeneration(2); bound.stop();').peak > 8);
+test('the softer bound from inside: the semi-spaces reach it and stop; after a full collection shrank them, they grow to it again', () => {
+  const peaks = semiSpacePeak({
+    nodeFlags: ['--expose-gc'],
+    setup: `const bound = boundYoungGeneration(${SEMI_SPACE_MIB});`,
+    // V8 shrinks them in a full collection once allocation has been slow for a few seconds
+    after: `for (let t = 0; t < 20 && semiSpaceBytes() > 1048576; t++) { await new Promise((r) => setTimeout(r, 500)); gc(); }
+      if (semiSpaceBytes() > 1048576) throw new Error('not shrunk')`,
+  });
+  assert.deepEqual(peaks, [SEMI_SPACE_MIB, SEMI_SPACE_MIB]);
+});
+
+test('stopped, the softer bound lets V8 grow them again', () => {
+  assert.ok(semiSpacePeak({ setup: `boundYoungGeneration(${SEMI_SPACE_MIB}).stop();` })[0]! > SEMI_SPACE_MIB);
+});
+
+test('the softer bound stands aside when node was given its own, on the command line or in NODE_OPTIONS', () => {
+  assert.equal(semiSpaceFlagGiven([], undefined), false);
+  assert.equal(semiSpaceFlagGiven(['--expose-gc'], '--max-old-space-size=512'), false);
+  assert.equal(semiSpaceFlagGiven([SEMI_SPACE_FLAG], undefined), true);
+  assert.equal(semiSpaceFlagGiven([], `--trace-warnings  --max_semi_space_size=16`), true);
+  assert.equal(semiSpaceFlagGiven(['--max-semi-space-size', '8'], ''), true);
 });

@@ -11,8 +11,12 @@ import { AppError } from '../../errors.ts';
 import { FairGate, type GateStats } from '../fair-gate.ts';
 import type { FromWorker, ToWorker, WorkerSetup } from './sqlite-worker-protocol.ts';
 import { toSqlite, translateSqliteError } from './sqlite-db.ts';
+import { SEMI_SPACE_MIB } from '../../lib/young-generation.ts';
 // beyond the statement timeout, how long a worker may stay silent before it is replaced
 const STUCK_GRACE_MS = 5000;
+// A worker's young generation, bounded as the main thread's (lib/young-generation.ts): V8 counts it
+// as two semi-spaces and a large-object space of the same size.
+const WORKER_LIMITS = { maxYoungGenerationSizeMb: 3 * SEMI_SPACE_MIB };
 
 type Request = ToWorker extends infer M ? (M extends { id: number } ? Omit<M, 'id'> : never) : never;
 
@@ -31,7 +35,7 @@ class SqlWorker {
   readonly projects = new Set<string>();
 
   constructor(script: URL, setup: WorkerSetup) {
-    this.thread = new Worker(script, { workerData: setup });
+    this.thread = new Worker(script, { workerData: setup, resourceLimits: WORKER_LIMITS });
     this.thread.on('message', (m: FromWorker) => this.settle(m));
     this.thread.on('error', (err) => this.fail(err));
     this.thread.on('exit', () => this.fail(new Error('the SQLite worker thread exited')));
