@@ -1,6 +1,6 @@
 // Prepared statements of a thread's connections live under one bound, in two segments: a statement
 // that ran once waits on probation (an eighth of the bound), one that ran again is kept, least
-// recently used first out.
+// recently used first out; one that probation let go and is prepared again is kept at once.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
@@ -20,9 +20,9 @@ test('[sqlite] statements that ran once leave first, whatever connection prepare
     b.prepare('SELECT 4'); // probation holds 2: SELECT 2, the oldest of those that ran once, goes
     assert.equal(cache.size, 3);
     assert.equal(a.prepare('SELECT 1'), kept, 'three newer statements did not push the kept one out');
-    assert.notEqual(b.prepare('SELECT 2'), once, 'prepared anew (and SELECT 3 left probation for it)');
+    assert.notEqual(b.prepare('SELECT 2'), once, 'prepared anew (and kept at once: probation had let it go)');
     b.forget();
-    assert.equal(cache.size, 1, 'only the kept statement of the first connection is left');
+    assert.equal(cache.size, 2, 'only the statements of the first connection are left');
   } finally {
     one.close();
     two.close();
@@ -49,6 +49,25 @@ test('[sqlite] when the kept ones exceed their share, the least recently used go
     assert.ok(cache.size <= 8);
   } finally {
     db.close();
+  }
+});
+
+test('[sqlite] a statement probation let go and prepared again is kept at once, so a spread load prepares it twice at most', () => {
+  const cache = new StatementCache(16); // 2 on probation
+  const [one, two] = [new Database(':memory:'), new Database(':memory:')];
+  try {
+    const a = cache.connection(one);
+    const b = cache.connection(two);
+    const first = a.prepare('SELECT 1');
+    b.prepare('SELECT 2');
+    b.prepare('SELECT 3'); // SELECT 1 leaves probation unused
+    const again = a.prepare('SELECT 1');
+    assert.notEqual(again, first, 'prepared anew');
+    for (let n = 4; n < 10; n++) b.prepare(`SELECT ${n}`); // probation turns over three times
+    assert.equal(a.prepare('SELECT 1'), again, 'kept: not on probation');
+  } finally {
+    one.close();
+    two.close();
   }
 });
 

@@ -8,8 +8,10 @@
 // per schema version or per session (its tables, its policies, the credentials' look-up before the
 // guard takes over), so they leave from probation and never crowd out the statements in use.
 // Measured after one read of each of 1,000 projects: 5 of each project's 6 statements had run
-// once (its tables, its policies, its schema version, the credentials and the unguarded read, which
-// the guarded read replaces from its second request on): about 11 MiB of the 1,000 files' memory.
+// once, about 11 MiB of the 1,000 files' memory. A statement that left probation unused and is
+// prepared again was in use after all, only spread thin (a thousand projects read at random come
+// back to one after probation has turned over): its connection remembers it (a hash, a few per
+// connection), and it is kept at once.
 import type Database from 'better-sqlite3';
 
 /**
@@ -23,6 +25,8 @@ const MIN_STATEMENTS = 512;
 
 /** the share of the bound for statements that ran once */
 const PROBATION_SHARE = 1 / 8;
+/** statements a connection remembers having let go from probation */
+const REMEMBERED_PER_CONNECTION = 16;
 
 /**
  * The bound of a thread that keeps `openFiles` project files open: 8,192 statements for the main
@@ -36,8 +40,8 @@ export function statementBound(openFiles: number): number {
 interface Entry {
   sql: string;
   statement: Database.Statement;
-  /** the entries of the statement's connection */
-  owner: Map<string, Entry>;
+  /** the statement's connection */
+  owner: ConnectionStatements;
   /** ran more than once: kept in the main segment */
   kept: boolean;
 }
@@ -74,16 +78,21 @@ export class StatementCache {
     this.probation.delete(entry);
     entry.kept = true;
     this.main.add(entry);
-    if (this.main.size <= this.mainLimit) return;
+    if (this.main.size > this.mainLimit) this.demoteOldest();
+  }
+
+  private demoteOldest(): void {
     const oldest = this.main.values().next().value!;
     this.main.delete(oldest);
     oldest.kept = false;
     this.enter(oldest);
   }
 
-  /** A statement just prepared. */
+  /** A statement just prepared: on probation, or kept at once when it is one its connection let go. */
   add(entry: Entry): void {
-    this.enter(entry);
+    if (!entry.kept) return this.enter(entry);
+    this.main.add(entry);
+    if (this.main.size > this.mainLimit) this.demoteOldest();
   }
 
   remove(entry: Entry): void {
@@ -95,12 +104,14 @@ export class StatementCache {
     if (this.probation.size <= this.probationLimit) return;
     const oldest = this.probation.values().next().value!;
     this.probation.delete(oldest);
-    oldest.owner.delete(oldest.sql);
+    oldest.owner.letGo(oldest.sql);
   }
 }
 
 export class ConnectionStatements {
   private readonly entries = new Map<string, Entry>();
+  /** hashes of the statements let go from probation, oldest first */
+  private readonly letGoes = new Set<number>();
 
   constructor(
     private readonly db: Database.Database,
@@ -113,15 +124,30 @@ export class ConnectionStatements {
       this.cache.touch(hit);
       return hit.statement;
     }
-    const entry = { sql, statement: this.db.prepare(sql), owner: this.entries, kept: false };
+    const entry = { sql, statement: this.db.prepare(sql), owner: this, kept: this.letGoes.delete(hash(sql)) };
     this.entries.set(sql, entry);
     this.cache.add(entry);
     return entry.statement;
+  }
+
+  /** Probation let the statement go. */
+  letGo(sql: string): void {
+    this.entries.delete(sql);
+    this.letGoes.add(hash(sql));
+    if (this.letGoes.size > REMEMBERED_PER_CONNECTION) this.letGoes.delete(this.letGoes.values().next().value!);
   }
 
   /** The connection closes: its statements leave the cache. */
   forget(): void {
     for (const entry of this.entries.values()) this.cache.remove(entry);
     this.entries.clear();
+    this.letGoes.clear();
   }
+}
+
+/** FNV-1a over the text's UTF-16 units: a hash collision only keeps a statement sooner. */
+function hash(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return h >>> 0;
 }
