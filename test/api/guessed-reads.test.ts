@@ -80,6 +80,18 @@ await describeEngines('guessed reads', (ctx) => {
     assert.deepEqual(bodies(await d.rest('GET', 'notes?select=body&order=id', { user: bob.token })), [], 'anonymous once deleted');
   });
 
+  test("an end user's session that expired since reads as anonymous", async () => {
+    const t = ctx();
+    const { d, table, alice } = await notes(t);
+    assert.equal((await d.policy(table.id, 'SELECT', 'owner = $auth.id')).status, 201);
+    // a second before the session's 30 days (config.ts tokenTtlMs) end, remembered with the key's
+    // use just recorded: only the session's expiry can fail the guard two seconds later
+    t.clock.advance(30 * 24 * 60 * 60 * 1000 - 1000);
+    assert.deepEqual(bodies(await readTwice(d, 'notes?select=body&order=id', { user: alice.token })), ['a1', 'a2']);
+    t.clock.advance(2000);
+    assert.deepEqual(bodies(await d.rest('GET', 'notes?select=body&order=id', { user: alice.token })), []);
+  });
+
   test('a policy or a table changed since is applied', async () => {
     const t = ctx();
     const { d, table, alice } = await notes(t);

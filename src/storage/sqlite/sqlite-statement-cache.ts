@@ -54,6 +54,7 @@ export class StatementCache {
   private readonly mainLimit: number;
 
   constructor(limit: number) {
+    if (limit < 1) throw new Error('internal: a statement cache holds at least one statement');
     this.probationLimit = Math.max(1, Math.floor(limit * PROBATION_SHARE));
     this.mainLimit = Math.max(0, limit - this.probationLimit);
   }
