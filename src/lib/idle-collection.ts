@@ -11,10 +11,17 @@ import { youngGenerationBytes } from './young-generation.ts';
 /** Collections tried in one quiet spell before giving up until the next. */
 const ATTEMPTS = 10;
 
-/** V8's gc(), obtained without a command-line flag: the flag applies to contexts made after it. */
-function v8Collect(): () => void {
-  setFlagsFromString('--expose-gc');
-  return runInNewContext('gc') as () => void;
+let gc: (() => void) | null = null;
+/**
+ * A full garbage collection of the calling thread's heap: V8's gc(), obtained without a
+ * command-line flag (the flag applies to contexts made after it), once per thread.
+ */
+export function fullCollection(): void {
+  if (!gc) {
+    setFlagsFromString('--expose-gc');
+    gc = runInNewContext('gc') as () => void;
+  }
+  gc();
 }
 
 export interface IdleCollection {
@@ -39,7 +46,7 @@ export interface IdleCollectionOptions {
 export function idleCollection(quietMs: number, opts: IdleCollectionOptions = {}): IdleCollection {
   const tickMs = opts.tickMs ?? Math.min(1000, quietMs);
   const youngBytes = opts.youngBytes ?? youngGenerationBytes;
-  let collect = opts.collect;
+  const collect = opts.collect ?? fullCollection;
   const ticksNeeded = Math.ceil(quietMs / tickMs);
   let touches = 0;
   let seen = 0;
@@ -56,7 +63,7 @@ export function idleCollection(quietMs: number, opts: IdleCollectionOptions = {}
     if (attempts === 0) youngBefore = youngBytes();
     else if (youngBytes() < youngBefore) return void (attempts = ATTEMPTS);
     attempts++;
-    (collect ??= v8Collect())();
+    collect();
   }, tickMs);
   timer.unref();
   return {

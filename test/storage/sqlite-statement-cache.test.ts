@@ -71,6 +71,27 @@ test('[sqlite] a statement probation let go and prepared again is kept at once, 
   }
 });
 
+test('[sqlite] a bound\'s worth of evicted statements schedules one full collection, after the work under way', async () => {
+  let collections = 0;
+  const cache = new StatementCache(8, () => collections++); // 1 on probation
+  const db = new Database(':memory:');
+  try {
+    const c = cache.connection(db);
+    for (let n = 0; n < 8; n++) c.prepare(`SELECT ${n}`); // 7 evicted
+    await new Promise((r) => setImmediate(r));
+    assert.equal(collections, 0);
+    for (let n = 8; n < 24; n++) c.prepare(`SELECT ${n}`); // 16 more: the 8th eviction schedules one
+    assert.equal(collections, 0, 'not on the path of the prepare');
+    await new Promise((r) => setImmediate(r));
+    assert.equal(collections, 1, 'one, however many evictions came before it ran');
+    for (let n = 24; n < 32; n++) c.prepare(`SELECT ${n}`);
+    await new Promise((r) => setImmediate(r));
+    assert.equal(collections, 2);
+  } finally {
+    db.close();
+  }
+});
+
 test('[sqlite] a connection whose statements keep leaving the cache still runs them', async () => {
   const cache = new StatementCache(1);
   const db = new SqliteDb(new Database(':memory:'), cache);

@@ -12,7 +12,16 @@
 // prepared again was in use after all, only spread thin (a thousand projects read at random come
 // back to one after probation has turned over): its connection remembers it (a hash, a few per
 // connection), and it is kept at once.
+// A statement's memory is SQLite's, outside V8's heap, and goes only when the garbage collector
+// takes its small object; one evicted after a while in the cache is in V8's old generation, which
+// V8 collects when that generation has grown, not when SQLite's memory has. A project that sends
+// ever new query shapes turns the cache over: measured at the driver, 300,000 statements through a
+// bound of 8,192 left 276 MiB resident and growing, 99 MiB with a full collection after each
+// 4,096 evictions (about 15 ms each); in the service, whose requests make V8 collect anyway, 40,000
+// reads of distinct shapes left 136 MiB, 121 with it. So a bound's worth of evictions schedules a
+// full collection.
 import type Database from 'better-sqlite3';
+import { fullCollection } from '../../lib/idle-collection.ts';
 
 /**
  * Statements kept per open file: room for the few each project's requests run again and again, in
@@ -52,8 +61,14 @@ export class StatementCache {
   private readonly main = new Set<Entry>();
   private readonly probationLimit: number;
   private readonly mainLimit: number;
+  private evicted = 0;
+  private collecting = false;
 
-  constructor(limit: number) {
+  /** `collect`: a full garbage collection of this thread's heap (tests count them) */
+  constructor(
+    private readonly limit: number,
+    private readonly collect: () => void = fullCollection,
+  ) {
     if (limit < 1) throw new Error('internal: a statement cache holds at least one statement');
     this.probationLimit = Math.max(1, Math.floor(limit * PROBATION_SHARE));
     this.mainLimit = Math.max(0, limit - this.probationLimit);
@@ -106,6 +121,15 @@ export class StatementCache {
     const oldest = this.probation.values().next().value!;
     this.probation.delete(oldest);
     oldest.owner.letGo(oldest.sql);
+    if (++this.evicted >= this.limit && !this.collecting) {
+      this.collecting = true;
+      // after the work under way: not on the path of the request that prepared the statement
+      setImmediate(() => {
+        this.evicted = 0;
+        this.collecting = false;
+        this.collect();
+      });
+    }
   }
 }
 
