@@ -48,10 +48,25 @@ export const resultTypes = {
  * that what it holds follows the statements in use. Many projects read at random name more
  * statements than a connection holds: replacing the connection at the limit, as before, cost a new
  * connection every few hundred requests (p50 2.7x one project's, measured).
+ * A project's own statements take at most PREPARED_PER_PROJECT of a connection's: a prepared
+ * statement holds 65 to 130 KiB of the server's memory (measured, a guarded read), and a project
+ * that sends ever new query shapes would otherwise fill every connection's share, all of the
+ * others' included (256 x 130 KiB, 33 MiB a connection). Beyond its share a project's statements
+ * run unnamed, and do not count towards replacing the connection, which would not give it more.
  */
+/** the schema of the platform's own tables (accounts, projects); each project has one of its own */
+export const PLATFORM_SCHEMA = 'baseplate';
+
 const PREPARED_PER_CONNECTION = 256;
+const PREPARED_PER_PROJECT = 64;
 const REPLACE_AFTER = 4096;
-const prepared = new WeakMap<PoolClient, { names: Set<string>; unnamed: number }>();
+interface Prepared {
+  names: Set<string>;
+  /** named statements by project schema (the platform's are not counted) */
+  byProject: Map<string, number>;
+  unnamed: number;
+}
+const prepared = new WeakMap<PoolClient, Prepared>();
 
 /** A statement as sent: its text with `$n` placeholders, and its prepared statement's name. */
 interface Statement {
@@ -177,14 +192,14 @@ class Lease {
     return failures.has(this.client);
   }
 
-  /** `name`: run as that prepared statement */
-  async query(text: string, values: readonly SqlParam[], opts: { timeoutMs?: number; name?: string } = {}): Promise<QueryResult> {
+  /** `name`: run as that prepared statement, `project` the schema it reads (none: the platform's) */
+  async query(text: string, values: readonly SqlParam[], opts: { timeoutMs?: number; name?: string; project?: string } = {}): Promise<QueryResult> {
     // the protocol counts parameters in 16 bits: pg would send a malformed Bind message
     if (values.length > PG_MAX_PARAMS) throw new AppError('query_too_complex.bound_values', { limit: PG_MAX_PARAMS });
     const config: QueryConfig = { text, values: values as unknown[] };
     // query_timeout (per query; pg reads it, its types omit it) overrides the pool's for this statement
     if (opts.timeoutMs) Object.assign(config, { query_timeout: opts.timeoutMs });
-    if (opts.name) config.name = this.prepare(opts.name);
+    if (opts.name) config.name = this.prepare(opts.name, opts.project);
     try {
       return await this.client.query(config);
     } catch (err) {
@@ -194,17 +209,20 @@ class Lease {
     }
   }
 
-  /** The name to run a statement under on this connection, or undefined: unnamed (the connection holds its share). */
-  private prepare(name: string): string | undefined {
+  /** The name to run a statement under on this connection, or undefined: unnamed (the connection, or the project, holds its share). */
+  private prepare(name: string, project: string | undefined): string | undefined {
     let mine = prepared.get(this.client);
-    if (!mine) prepared.set(this.client, (mine = { names: new Set(), unnamed: 0 }));
+    if (!mine) prepared.set(this.client, (mine = { names: new Set(), byProject: new Map(), unnamed: 0 }));
     if (mine.names.has(name)) return name;
-    if (mine.names.size < PREPARED_PER_CONNECTION) {
-      mine.names.add(name);
-      return name;
+    const ofProject = project === undefined ? 0 : (mine.byProject.get(project) ?? 0);
+    if (ofProject >= PREPARED_PER_PROJECT) return undefined;
+    if (mine.names.size >= PREPARED_PER_CONNECTION) {
+      mine.unnamed++;
+      return undefined;
     }
-    mine.unnamed++;
-    return undefined;
+    mine.names.add(name);
+    if (project !== undefined) mine.byProject.set(project, ofProject + 1);
+    return name;
   }
 
   release(): void {
@@ -237,7 +255,10 @@ export class PgDb implements Db {
     const st = statementOf(sql);
     const text = st.text;
     if (this.lease && params.length === 0) this.lease.schemaTouched = true;
-    const opts = { name: this.prepares(params, this.lease) ? (this.version === null ? st.name : `${st.name}_${this.version}`) : undefined };
+    const opts = {
+      name: this.prepares(params, this.lease) ? (this.version === null ? st.name : `${st.name}_${this.version}`) : undefined,
+      project: this.schema === PLATFORM_SCHEMA ? undefined : this.schema,
+    };
     if (this.lease) return this.lease.query(text, params, opts);
     const lease = await Lease.acquire(this.pool);
     try {

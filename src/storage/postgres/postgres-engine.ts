@@ -5,13 +5,12 @@ import type { ColumnType, Db, Dialect, Engine, EngineStats } from '../engine.ts'
 import { quoteIdent } from '../engine.ts';
 import { migrate } from '../migrate.ts';
 import { platformMigrations, projectMigrations, type SchemaTypes } from '../schema.ts';
-import { ASSERTION_SQLSTATE, PgDb, resultTypes, watchPool } from './postgres-db.ts';
+import { ASSERTION_SQLSTATE, PgDb, PLATFORM_SCHEMA, resultTypes, watchPool } from './postgres-db.ts';
 import { FairGate } from '../fair-gate.ts';
 import { DEFAULT_PG_POOL_SIZE } from '../../config.ts';
 import { GatedDb } from '../gated-db.ts';
 import { PostgresPolicyCompiler } from './postgres-policy-compiler.ts';
 
-export const PLATFORM_SCHEMA = 'baseplate';
 
 const TYPES: SchemaTypes = {
   ts: 'timestamptz',
