@@ -52,7 +52,8 @@ export const resultTypes = {
  * statement holds 65 to 130 KiB of the server's memory (measured, a guarded read), and a project
  * that sends ever new query shapes would otherwise fill every connection's share, all of the
  * others' included (256 x 130 KiB, 33 MiB a connection). Beyond its share a project's statements
- * run unnamed, and do not count towards replacing the connection, which would not give it more.
+ * run unnamed, and count towards replacing the connection like any other: a project's share also
+ * holds the statements of its earlier schema versions, which only a new connection lets go.
  */
 /** the schema of the platform's own tables (accounts, projects); each project has one of its own */
 export const PLATFORM_SCHEMA = 'baseplate';
@@ -215,8 +216,7 @@ class Lease {
     if (!mine) prepared.set(this.client, (mine = { names: new Set(), byProject: new Map(), unnamed: 0 }));
     if (mine.names.has(name)) return name;
     const ofProject = project === undefined ? 0 : (mine.byProject.get(project) ?? 0);
-    if (ofProject >= PREPARED_PER_PROJECT) return undefined;
-    if (mine.names.size >= PREPARED_PER_CONNECTION) {
+    if (ofProject >= PREPARED_PER_PROJECT || mine.names.size >= PREPARED_PER_CONNECTION) {
       mine.unnamed++;
       return undefined;
     }
