@@ -2,6 +2,7 @@
 // are rewritten to $1..$n here (generated SQL never contains a literal `?`).
 import { createHash } from 'node:crypto';
 import { pg, type Pool, type PoolClient, type QueryConfig, type QueryResult } from './pg-driver.ts';
+import { PreparedNames, type StatementOwner } from './prepared-names.ts';
 import { AppError } from '../../errors.ts';
 import type { Db, RowFailure, SqlParam } from '../engine.ts';
 import { quoteIdent, UniqueViolation, NotNullViolation, QueryTimeout, DatabaseUnavailable, StoreMissing, ROW_FAILURES } from '../engine.ts';
@@ -42,32 +43,23 @@ export const resultTypes = {
  * one once and then only binds and executes it, which spares the server most of a small query's
  * work. A prepared statement keeps the parameter types of its first analysis, so a statement over a
  * project's own tables is named under the project's schema version (`PgDb.version`): after a table
- * changes, the same text is a new statement. A connection prepares at most PREPARED_PER_CONNECTION
- * (server memory); beyond them it runs statements unnamed (parsed and planned each time, in the
- * same round trip), and after REPLACE_AFTER of those it is closed when released and replaced, so
- * that what it holds follows the statements in use. Many projects read at random name more
- * statements than a connection holds: replacing the connection at the limit, as before, cost a new
- * connection every few hundred requests (p50 2.7x one project's, measured).
- * A project's own statements take at most PREPARED_PER_PROJECT of a connection's: a prepared
- * statement holds 65 to 130 KiB of the server's memory (measured, a guarded read), and a project
- * that sends ever new query shapes would otherwise fill every connection's share, all of the
- * others' included (256 x 130 KiB, 33 MiB a connection). Beyond its share a project's statements
- * run unnamed, and count towards replacing the connection like any other: a project's share also
- * holds the statements of its earlier schema versions, which only a new connection lets go.
+ * changes, the same text is a new statement. What a connection names, and when it is replaced,
+ * under which limits: prepared-names.ts. Many projects read at random name more statements than a
+ * connection holds: replacing the connection at its limit, as before, cost a new connection every
+ * few hundred requests (p50 2.7x one project's, measured); it is replaced after 4,096 unnamed.
  */
 /** the schema of the platform's own tables (accounts, projects); each project has one of its own */
 export const PLATFORM_SCHEMA = 'baseplate';
 
-const PREPARED_PER_CONNECTION = 256;
-const PREPARED_PER_PROJECT = 64;
-const REPLACE_AFTER = 4096;
-interface Prepared {
-  names: Set<string>;
-  /** named statements by project schema (the platform's are not counted) */
-  byProject: Map<string, number>;
-  unnamed: number;
-}
-const prepared = new WeakMap<PoolClient, Prepared>();
+const prepared = new WeakMap<PoolClient, PreparedNames>();
+const namesOf = (client: PoolClient): PreparedNames => {
+  let names = prepared.get(client);
+  if (!names) prepared.set(client, (names = new PreparedNames()));
+  return names;
+};
+// a statement the server refused to parse or analyse (syntax, a relation or column not there): it
+// keeps nothing under its name
+const NOT_PARSED = /^42/;
 
 /** A statement as sent: its text with `$n` placeholders, and its prepared statement's name. */
 interface Statement {
@@ -193,41 +185,28 @@ class Lease {
     return failures.has(this.client);
   }
 
-  /** `name`: run as that prepared statement, `project` the schema it reads (none: the platform's) */
-  async query(text: string, values: readonly SqlParam[], opts: { timeoutMs?: number; name?: string; project?: string } = {}): Promise<QueryResult> {
+  /** `name`: run as that prepared statement; `owner`: the project it reads (none: the platform's) */
+  async query(text: string, values: readonly SqlParam[], opts: { timeoutMs?: number; name?: string; owner?: StatementOwner } = {}): Promise<QueryResult> {
     // the protocol counts parameters in 16 bits: pg would send a malformed Bind message
     if (values.length > PG_MAX_PARAMS) throw new AppError('query_too_complex.bound_values', { limit: PG_MAX_PARAMS });
     const config: QueryConfig = { text, values: values as unknown[] };
     // query_timeout (per query; pg reads it, its types omit it) overrides the pool's for this statement
     if (opts.timeoutMs) Object.assign(config, { query_timeout: opts.timeoutMs });
-    if (opts.name) config.name = this.prepare(opts.name, opts.project);
+    const names = namesOf(this.client);
+    const fresh = opts.name !== undefined && !names.has(opts.name);
+    if (opts.name) config.name = names.name(opts.name, opts.owner);
     try {
       return await this.client.query(config);
     } catch (err) {
+      if (fresh && config.name && NOT_PARSED.test((err as { code?: string }).code ?? '')) names.forget(config.name, opts.owner);
       const translated = translatePgError(err);
       if (translated instanceof DatabaseUnavailable && !failures.has(this.client)) failures.set(this.client, err as Error);
       throw translated;
     }
   }
 
-  /** The name to run a statement under on this connection, or undefined: unnamed (the connection, or the project, holds its share). */
-  private prepare(name: string, project: string | undefined): string | undefined {
-    let mine = prepared.get(this.client);
-    if (!mine) prepared.set(this.client, (mine = { names: new Set(), byProject: new Map(), unnamed: 0 }));
-    if (mine.names.has(name)) return name;
-    const ofProject = project === undefined ? 0 : (mine.byProject.get(project) ?? 0);
-    if (ofProject >= PREPARED_PER_PROJECT || mine.names.size >= PREPARED_PER_CONNECTION) {
-      mine.unnamed++;
-      return undefined;
-    }
-    mine.names.add(name);
-    if (project !== undefined) mine.byProject.set(project, ofProject + 1);
-    return name;
-  }
-
   release(): void {
-    const stale = (prepared.get(this.client)?.unnamed ?? 0) >= REPLACE_AFTER;
-    this.client.release(failures.get(this.client) ?? (stale ? true : undefined));
+    this.client.release(failures.get(this.client) ?? (prepared.get(this.client)?.replace ? true : undefined));
   }
 }
 
@@ -245,7 +224,12 @@ export class PgDb implements Db {
     readonly schema: string,
     private readonly version: number | null = null,
     private readonly lease: Lease | null = null,
-  ) {}
+  ) {
+    this.owner = schema === PLATFORM_SCHEMA ? undefined : { project: schema, version };
+  }
+
+  /** whose share of a connection's prepared statements this Db's take (prepared-names.ts) */
+  private readonly owner: StatementOwner | undefined;
 
   t(name: string): string {
     return `${quoteIdent(this.schema)}.${quoteIdent(name)}`;
@@ -257,7 +241,7 @@ export class PgDb implements Db {
     if (this.lease && params.length === 0) this.lease.schemaTouched = true;
     const opts = {
       name: this.prepares(params, this.lease) ? (this.version === null ? st.name : `${st.name}_${this.version}`) : undefined,
-      project: this.schema === PLATFORM_SCHEMA ? undefined : this.schema,
+      owner: this.owner,
     };
     if (this.lease) return this.lease.query(text, params, opts);
     const lease = await Lease.acquire(this.pool);

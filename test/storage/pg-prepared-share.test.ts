@@ -1,0 +1,52 @@
+// On a fresh PostgreSQL pool (no statement of other tests on its connections): a project sending
+// ever new statements takes at most its share (64) of a connection's named prepared statements,
+// another project's are still named on the same connection, and one whose share holds an earlier
+// schema version's statements gets a new connection after enough unnamed ones
+// (storage/postgres/prepared-names.ts).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { openTestEngine } from '../support/app.ts';
+import { testEngines } from '../support/postgres.ts';
+import type { Db } from '../../src/storage/engine.ts';
+
+const { engines } = await testEngines();
+
+test('[postgres] a project takes at most 64 of a connection\'s prepared statements; another project still gets its own', { skip: !engines.includes('postgres') && 'PostgreSQL not reachable' }, async () => {
+  const { engine, cleanup } = await openTestEngine('postgres');
+  try {
+    const [a, b] = ['prepshareaaaaaaa', 'prepsharebbbbbbb'];
+    for (const pid of [a, b]) await engine.createProjectStore(pid);
+    const [dbA, dbB] = [await engine.data(a, 0), await engine.data(b, 0)];
+    // one after the other, the pool hands out the same idle connection each time; each probe counts
+    // the statements prepared on it that read each project's schema (a pattern spelled so that the
+    // probe's own text does not match it)
+    const reads = (pid: string) => `'%FROM ' || chr(34) || 'p_${pid}' || chr(34) || '%'`;
+    const probe = async (db: Db, tag: string) =>
+      (await db.get<{ pid: number; a: number; b: number }>(
+        `SELECT pg_backend_pid() AS pid,
+           (SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE ${reads(a)})::int AS a,
+           (SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE ${reads(b)})::int AS b,
+           (SELECT version FROM ${db.t('_bp_meta')} WHERE id = ?) AS ${tag}`,
+        [1],
+      ))!;
+    const first = await probe(dbA, 'a0');
+    let last = first;
+    for (let i = 1; i < 300; i++) last = await probe(dbA, `a${i}`);
+    assert.equal(last.pid, first.pid, 'one connection');
+    assert.equal(last.a, 64, "300 texts of one project: its share is named, the rest ran unnamed");
+    for (let i = 0; i < 10; i++) last = await probe(dbB, `b${i}`);
+    assert.equal(last.pid, first.pid);
+    assert.equal(last.b, 10, "the other project's are named on the same connection");
+    // more of the first project's at the same version do not replace the connection
+    for (let i = 300; i < 4400; i++) last = await probe(dbA, `a${i}`);
+    assert.equal(last.pid, first.pid, 'beyond its share at the same version: the connection stays');
+    // at a later schema version, its share holds the earlier one's: unnamed ones replace it
+    const later = await engine.data(a, 1);
+    for (let i = 0; i < 4100; i++) last = await probe(later, `c${i}`);
+    assert.notEqual(last.pid, first.pid, 'a new connection, which lets the earlier version go');
+    assert.ok(last.a > 0 && last.a <= 64, `${last.a} named on it`);
+  } finally {
+    await engine.close();
+    await cleanup();
+  }
+});
