@@ -50,3 +50,28 @@ test('[postgres] a project takes at most 64 of a connection\'s prepared statemen
     await cleanup();
   }
 });
+
+test('[postgres] a statement the server could not parse gives its place in the share back; one that failed while running keeps it, as the server does', { skip: !engines.includes('postgres') && 'PostgreSQL not reachable' }, async () => {
+  const { engine, cleanup } = await openTestEngine('postgres');
+  try {
+    const pid = 'prepsharecccccccc';
+    await engine.createProjectStore(pid);
+    const db = await engine.data(pid, 0);
+    const named = async () =>
+      (await db.get<{ n: number }>(`SELECT (SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE '%' || 'non' || 'ce' || '%')::int AS n, ? AS probe`, [1]))!.n;
+    for (let i = 0; i < 10; i++) await db.get(`SELECT ? AS nonce${i} FROM ${db.t('_bp_meta')}`, [1]);
+    assert.equal(await named(), 10);
+    await assert.rejects(db.get(`SELECT nope AS nonce_bad FROM ${db.t('_bp_meta')} WHERE id = ?`, [1]));
+    assert.equal(await named(), 10, 'not parsed: the server holds nothing under its name');
+    // a relation named by a value: parsed, then 42P01 (the class of a parse error) while running
+    await assert.rejects(db.get(`SELECT ?::text::regclass AS nonce_rel FROM ${db.t('_bp_meta')}`, ['nowhere']));
+    assert.equal(await named(), 11, 'parsed, then failed while running: the server keeps it');
+    // the share counts what the server holds: 64 in all, whatever failed on the way
+    for (let i = 10; i < 100; i++) await db.get(`SELECT ? AS nonce${i} FROM ${db.t('_bp_meta')}`, [1]);
+    const total = (await db.get<{ n: number }>(`SELECT count(*)::int AS n, ? AS probe2 FROM pg_prepared_statements WHERE statement LIKE ${"'%FROM ' || chr(34) || 'p_"}${pid}${"' || chr(34) || '%'"}`, [1]))!.n;
+    assert.equal(total + 1, 64, 'with the counting probe above, which reads no table: 64');
+  } finally {
+    await engine.close();
+    await cleanup();
+  }
+});

@@ -46,20 +46,25 @@ export const resultTypes = {
  * changes, the same text is a new statement. What a connection names, and when it is replaced,
  * under which limits: prepared-names.ts. Many projects read at random name more statements than a
  * connection holds: replacing the connection at its limit, as before, cost a new connection every
- * few hundred requests (p50 2.7x one project's, measured); it is replaced after 4,096 unnamed.
+ * few hundred requests (p50 2.7x one project's, measured); now it is replaced after 4,096 unnamed
+ * ones that a new connection would name (prepared-names.ts).
  */
 /** the schema of the platform's own tables (accounts, projects); each project has one of its own */
 export const PLATFORM_SCHEMA = 'baseplate';
 
 const prepared = new WeakMap<PoolClient, PreparedNames>();
+/**
+ * Whether pg saw the server parse statement `name` on this client's connection (pg records it at
+ * ParseComplete, its types omit the record): a statement that failed before holds nothing there,
+ * one that failed while running is kept by the server all the same.
+ */
+const parsedBy = (client: PoolClient, name: string): boolean =>
+  Boolean((client as unknown as { connection?: { parsedStatements?: Record<string, unknown> } }).connection?.parsedStatements?.[name]);
 const namesOf = (client: PoolClient): PreparedNames => {
   let names = prepared.get(client);
   if (!names) prepared.set(client, (names = new PreparedNames()));
   return names;
 };
-// a statement the server refused to parse or analyse (syntax, a relation or column not there): it
-// keeps nothing under its name
-const NOT_PARSED = /^42/;
 
 /** A statement as sent: its text with `$n` placeholders, and its prepared statement's name. */
 interface Statement {
@@ -198,7 +203,7 @@ class Lease {
     try {
       return await this.client.query(config);
     } catch (err) {
-      if (fresh && config.name && NOT_PARSED.test((err as { code?: string }).code ?? '')) names.forget(config.name, opts.owner);
+      if (fresh && config.name && !parsedBy(this.client, config.name)) names.forget(config.name, opts.owner);
       const translated = translatePgError(err);
       if (translated instanceof DatabaseUnavailable && !failures.has(this.client)) failures.set(this.client, err as Error);
       throw translated;
