@@ -39,15 +39,13 @@ export class PreparedNames {
 
   constructor(private readonly limits: PreparedLimits = PREPARED_LIMITS) {}
 
-  /** Whether `name` is prepared on this connection. */
-  has(name: string): boolean {
-    return this.names.has(name);
-  }
-
   /** The name to run a statement under, or undefined: unnamed. `owner` undefined: the platform's. */
   name(name: string, owner?: StatementOwner): string | undefined {
     if (this.names.has(name)) return name;
-    const share = owner && this.shareOf(owner);
+    // a project has a share while one of its statements is named here: at most perConnection shares
+    const share = owner ? this.shares.get(owner.project) : undefined;
+    const version = owner?.version ?? null;
+    if (share && version !== null) share.newest = Math.max(share.newest ?? version, version);
     if (share && share.count >= this.limits.perProject) {
       if (share.oldest !== null && share.newest! > share.oldest) this.unnamed++;
       return undefined;
@@ -57,27 +55,25 @@ export class PreparedNames {
       return undefined;
     }
     this.names.add(name);
-    if (share) {
-      share.count++;
-      if (owner.version !== null) share.oldest = Math.min(share.oldest ?? owner.version, owner.version);
-    }
+    if (owner) this.count(owner.project, share ?? { count: 0, oldest: null, newest: version }, version);
     return name;
+  }
+
+  private count(project: string, share: Share, version: number | null): void {
+    share.count++;
+    if (version !== null) share.oldest = Math.min(share.oldest ?? version, version);
+    this.shares.set(project, share);
   }
 
   /** A statement named here that the server refused to parse: it holds nothing under that name. */
   forget(name: string, owner?: StatementOwner): void {
-    if (this.names.delete(name) && owner) this.shares.get(owner.project)!.count--;
+    if (!this.names.delete(name) || !owner) return;
+    const share = this.shares.get(owner.project)!;
+    if (--share.count === 0) this.shares.delete(owner.project);
   }
 
   /** Enough statements ran unnamed that a new connection would serve better. */
   get replace(): boolean {
     return this.unnamed >= this.limits.replaceAfter;
-  }
-
-  private shareOf(owner: StatementOwner): Share {
-    let share = this.shares.get(owner.project);
-    if (!share) this.shares.set(owner.project, (share = { count: 0, oldest: null, newest: null }));
-    if (owner.version !== null) share.newest = Math.max(share.newest ?? owner.version, owner.version);
-    return share;
   }
 }

@@ -96,23 +96,24 @@ export class StatementCache {
       return;
     }
     this.probation.delete(entry);
-    entry.kept = true;
-    this.main.add(entry);
-    if (this.main.size > this.mainLimit) this.demoteOldest();
+    this.keep(entry);
   }
 
-  private demoteOldest(): void {
+  /** A statement just prepared: on probation, or kept at once when it is one its connection let go. */
+  add(entry: Entry, letGoBefore: boolean): void {
+    if (letGoBefore) this.keep(entry);
+    else this.enter(entry);
+  }
+
+  /** Into the main segment; its least recently used goes back on probation beyond its share. */
+  private keep(entry: Entry): void {
+    entry.kept = true;
+    this.main.add(entry);
+    if (this.main.size <= this.mainLimit) return;
     const oldest = this.main.values().next().value!;
     this.main.delete(oldest);
     oldest.kept = false;
     this.enter(oldest);
-  }
-
-  /** A statement just prepared: on probation, or kept at once when it is one its connection let go. */
-  add(entry: Entry): void {
-    if (!entry.kept) return this.enter(entry);
-    this.main.add(entry);
-    if (this.main.size > this.mainLimit) this.demoteOldest();
   }
 
   remove(entry: Entry): void {
@@ -153,9 +154,9 @@ export class ConnectionStatements {
       this.cache.touch(hit);
       return hit.statement;
     }
-    const entry = { sql, statement: this.db.prepare(sql), owner: this, kept: this.letGoes.delete(hash(sql)) };
+    const entry = { sql, statement: this.db.prepare(sql), owner: this, kept: false };
     this.entries.set(sql, entry);
-    this.cache.add(entry);
+    this.cache.add(entry, this.letGoes.delete(hash(sql)));
     return entry.statement;
   }
 
