@@ -30,7 +30,7 @@ async function timed(send: Send, opts: { seconds: number; concurrency: number })
   const before = process.cpuUsage();
   const run = await measure(opts, send);
   const used = process.cpuUsage(before);
-  return { run, cpuPerRequest: (used.user + used.system) / Math.max(1, run.latencies.length) };
+  return { run, cpuPerRequest: (used.user + used.system) / Math.max(1, run.requests) };
 }
 
 const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[xs.length >> 1]!;
@@ -49,7 +49,7 @@ async function compare(a: Send, b: Send, seconds: number, concurrency: number, r
     const [a1, b1, b2, a2] = [await timed(a, opts), await timed(b, opts), await timed(b, opts), await timed(a, opts)];
     runs.a.push(a1.run, a2.run);
     runs.b.push(b1.run, b2.run);
-    const count = (x: { run: Run }, y: { run: Run }) => x.run.latencies.length + y.run.latencies.length;
+    const count = (x: { run: Run }, y: { run: Run }) => x.run.requests + y.run.requests;
     rps.push(count(a1, a2) / count(b1, b2));
     cpu.push((a1.cpuPerRequest + a2.cpuPerRequest) / (b1.cpuPerRequest + b2.cpuPerRequest));
   }

@@ -10,11 +10,12 @@ import pg from 'pg';
 import { createTestDatabase, type EngineName, type TestDatabase } from '../test/support/postgres.ts';
 import { api, eachLimit } from './api.ts';
 import type { EngineFigures } from './goals.ts';
-import { alternate, load, measure, type LoadResult, type Side } from './load.ts';
+import { cannon } from './cannon.ts';
+import { alternate, closedLoop, measure, summarize, type LoadResult, type Side } from './load.ts';
 import type { Peer, PreparedPeer } from './peers/peer.ts';
 import { createSmallProjects, type SmallProject } from './projects.ts';
 import { cleanupOnInterrupt, freePort, peakSampler, resetPeak, startService, treeMemoryMiB, type ServiceProcess } from './server-process.ts';
-import { setupBaseplateTodos, takeFailures, type Send } from './workload.ts';
+import { failed, setupBaseplateTodos, takeFailures, type Endpoint } from './workload.ts';
 
 export interface ProcessOptions {
   seconds: number;
@@ -53,7 +54,7 @@ interface Store {
 }
 
 interface SetUp {
-  todos: { read: Send; insert: Send };
+  todos: { read: Endpoint; insert: Endpoint };
   projects: SmallProject[];
 }
 
@@ -145,16 +146,33 @@ async function measureServer(kind: EngineName, store: Store, port: number, setUp
   }
 }
 
-/** The workload's reads; with a peer, both in alternation. Peak RSS is the reads' own (set-up excluded). */
-async function readPhase(kind: EngineName, srv: ServiceProcess, read: Send, peer: Peer | null, opts: ProcessOptions) {
-  const name = `GET 20 of 100k todos under RLS (${opts.connections} clients)`;
-  const warm = { seconds: opts.warmupSeconds, concurrency: opts.connections };
-  await measure(warm, read);
-  if (peer) await measure(warm, peer.read);
+/**
+ * autocannon repeating the endpoint's request (a read expects the answer it gave just before), each
+ * run after a warm-up of its own: in alternation each side has just been idle.
+ */
+function cannonSide(name: string, endpoint: Endpoint, warmupSeconds: number): Side {
+  return { name, run: async (opts) => cannon(await endpoint.cannon(), opts, warmupSeconds, failed) };
+}
+
+/**
+ * A 32-client load of the endpoint, with a peer's in alternation: warmed up by the checked closed
+ * loop, measured by autocannon.
+ */
+async function cannonPhase(name: string, ours: Endpoint, theirs: Endpoint | undefined, opts: ProcessOptions, warmSeconds: number): Promise<[LoadResult, LoadResult | undefined]> {
+  const warm = { seconds: warmSeconds, concurrency: opts.connections };
+  await measure(warm, ours.send);
+  if (theirs) await measure(warm, theirs.send);
+  const load_ = { seconds: opts.seconds, concurrency: opts.connections };
+  if (theirs) return alternate(cannonSide(name, ours, warmSeconds), cannonSide(name, theirs, warmSeconds), load_);
+  return [summarize(name, [await cannonSide(name, ours, warmSeconds).run(load_)]), undefined];
+}
+
+/** The workload's reads; with a peer, both in alternation. Peak RSS is the reads' own (warm-up included, set-up excluded). */
+async function readPhase(kind: EngineName, srv: ServiceProcess, read: Endpoint, peer: Peer | null, opts: ProcessOptions) {
   const sampler = peakSampler(srv.pid, resetPeak(srv.pid));
   const peerSampler = peer ? peakSampler(peer.server.pid, resetPeak(peer.server.pid)) : null;
-  const load_ = { seconds: opts.seconds, concurrency: opts.connections };
-  const [reads, peerReads] = peer ? await alternate({ name, send: read }, { name, send: peer.read }, load_) : [await load(name, load_, read), undefined];
+  const name = `GET 20 of 100k todos under RLS (${opts.connections} clients)`;
+  const [reads, peerReads] = await cannonPhase(name, read, peer?.read, opts, opts.warmupSeconds);
   const peak = sampler.stop();
   const peerPeak = peerSampler?.stop() ?? 0;
   console.error(`${kind} server process reads: ${reads.rps.toFixed(0)} req/s, peak RSS ${peak.toFixed(1)} MiB${peerReads ? `; ${peer!.name}: ${peerReads.rps.toFixed(0)} req/s, peak RSS ${peerPeak.toFixed(1)} MiB` : ''}`);
@@ -169,27 +187,23 @@ async function readPhase(kind: EngineName, srv: ServiceProcess, read: Send, peer
  * all of it, and p50 would measure that queue instead of what a request costs.
  */
 async function projectsPhase(kind: EngineName, srv: ServiceProcess, projects: SmallProject[], opts: ProcessOptions) {
-  const failed: string[] = [];
+  const unanswered: string[] = [];
   await eachLimit(projects, 8, async (p) => {
-    if (!(await p.read(0))) failed.push(p.pid);
+    if (!(await p.read(0))) unanswered.push(p.pid);
   });
-  if (failed.length) throw new Error(`${failed.length} small projects did not answer their read (${failed.slice(0, 3).join(', ')})`);
+  if (unanswered.length) throw new Error(`${unanswered.length} small projects did not answer their read (${unanswered.slice(0, 3).join(', ')})`);
   const sampler = peakSampler(srv.pid, resetPeak(srv.pid));
-  const one: Side = { name: `GET 20 rows, 1 project of ${projects.length} (${PROJECT_CLIENTS} clients)`, send: projects[0]!.read };
-  const random: Side = { name: `GET 20 rows, a random project of ${projects.length} (${PROJECT_CLIENTS} clients)`, send: (i) => projects[Math.floor(Math.random() * projects.length)]!.read(i) };
+  const one = closedLoop(`GET 20 rows, 1 project of ${projects.length} (${PROJECT_CLIENTS} clients)`, projects[0]!.read);
+  const random = closedLoop(`GET 20 rows, a random project of ${projects.length} (${PROJECT_CLIENTS} clients)`, (i) => projects[Math.floor(Math.random() * projects.length)]!.read(i));
   const [a, b] = await alternate(one, random, { seconds: opts.seconds, concurrency: PROJECT_CLIENTS });
   const peak = sampler.stop();
   console.error(`${kind} server process: one project p50 ${a.p50.toFixed(2)} ms, random projects p50 ${b.p50.toFixed(2)} ms, peak RSS ${peak.toFixed(1)} MiB`);
   return { one: a, random: b, peak, failures: noteFailures(`${kind} projects`) };
 }
 
-async function insertPhase(kind: EngineName, insert: Send, peer: Peer | null, opts: ProcessOptions) {
+async function insertPhase(kind: EngineName, insert: Endpoint, peer: Peer | null, opts: ProcessOptions) {
   const name = `POST one todo under RLS (${opts.connections} clients)`;
-  const warm = { seconds: Math.min(opts.warmupSeconds, 0.5), concurrency: opts.connections };
-  await measure(warm, insert);
-  if (peer) await measure(warm, peer.insert);
-  const load_ = { seconds: opts.seconds, concurrency: opts.connections };
-  const [inserts, peerInserts] = peer ? await alternate({ name, send: insert }, { name, send: peer.insert }, load_) : [await load(name, load_, insert), undefined];
+  const [inserts, peerInserts] = await cannonPhase(name, insert, peer?.insert, opts, Math.min(opts.warmupSeconds, 0.5));
   console.error(`${kind} server process inserts: ${inserts.rps.toFixed(0)} req/s${peerInserts ? `; ${peer!.name}: ${peerInserts.rps.toFixed(0)} req/s` : ''}`);
   return { inserts, peer: peerInserts, failures: noteFailures(`${kind} inserts`) };
 }

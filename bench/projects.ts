@@ -41,5 +41,5 @@ async function smallProject(base: string, ownerToken: string, i: number): Promis
   await api(base, 'POST', `/${pid}/rest/items`, rows, { authorization: `Bearer ${key}`, prefer: 'return=minimal' });
   const uid = user.user.id as number;
   const check = (body: unknown) => Array.isArray(body) && body.length === 20 && body.every((r) => (r as { created_by: number }).created_by === uid);
-  return { pid, read: reads(`${base}/${pid}/rest/items?order=id&limit=20`, { authorization: `Bearer ${key}`, 'x-user-token': user.token }, check) };
+  return { pid, read: reads(`${base}/${pid}/rest/items?order=id&limit=20`, { authorization: `Bearer ${key}`, 'x-user-token': user.token }, check).send };
 }

@@ -3,6 +3,7 @@
 // to user ((i-1) % 1000) + 1, title `todo i`, done i % 3 = 0), owner column indexed, policy
 // `created_by = $auth.id`; and a single-row insert by that user under the same policy.
 import { api, eachLimit } from './api.ts';
+import type { HttpLoad } from './cannon.ts';
 
 export const WORKLOAD_ROWS = 100_000;
 export const WORKLOAD_USERS = 1000;
@@ -10,6 +11,14 @@ export const WORKLOAD_USERS = 1000;
 export const READER = 42;
 
 export type Send = (i: number) => Promise<boolean>;
+
+/** A request of the workload, as one checked call and as autocannon's repeated request. */
+export interface Endpoint {
+  /** one request, its whole answer checked (the status; a read's rows) */
+  send: Send;
+  /** the request for autocannon; a read expects the answer it gets now, checked as send() checks it */
+  cannon(): Promise<HttpLoad>;
+}
 
 export function todo(i: number) {
   return { id: i, title: `todo ${i}`, done: i % 3 === 0, created_by: ((i - 1) % WORKLOAD_USERS) + 1 };
@@ -28,7 +37,7 @@ export function isReadersFirst20(body: unknown): boolean {
 /** Failed answers, by status and the start of the body, since the last takeFailures(). */
 const failures = new Map<string, number>();
 
-function failed(what: string): false {
+export function failed(what: string): false {
   const key = what.replace(/\s+/g, ' ').slice(0, 160);
   failures.set(key, (failures.get(key) ?? 0) + 1);
   return false;
@@ -42,15 +51,24 @@ export function takeFailures(): string[] {
 }
 
 /** GET url with headers; a success is a 200 whose body passes `check`. */
-export function reads(url: string, headers: Record<string, string>, check: (body: unknown) => boolean): Send {
-  return async () => {
+export function reads(url: string, headers: Record<string, string>, check: (body: unknown) => boolean): Endpoint {
+  const answer = async (): Promise<string | false> => {
     try {
       const res = await fetch(url, { headers });
-      if (res.status !== 200) return failed(`GET ${res.status} ${await res.text()}`);
-      return check(await res.json()) || failed('GET 200 with other rows than expected');
+      const text = await res.text();
+      if (res.status !== 200) return failed(`GET ${res.status} ${text}`);
+      return check(JSON.parse(text)) ? text : failed('GET 200 with other rows than expected');
     } catch (err) {
       return failed(`GET: ${(err as Error).message}`);
     }
+  };
+  return {
+    send: async () => (await answer()) !== false,
+    cannon: async () => {
+      const expectBody = await answer();
+      if (expectBody === false) throw new Error(`GET ${url} did not answer as expected: ${takeFailures().join('; ')}`);
+      return { method: 'GET', url, headers, status: 200, expectBody };
+    },
   };
 }
 
@@ -59,16 +77,20 @@ export function reads(url: string, headers: Record<string, string>, check: (body
  * more fields for a server with no such default (PocketBase: the owner, which its rule checks);
  * `status`: what the server answers a created row with (201, PocketBase 200).
  */
-export function inserts(url: string, headers: Record<string, string>, { extra = {}, status = 201 }: { extra?: Record<string, unknown>; status?: number } = {}): Send {
+export function inserts(url: string, headers: Record<string, string>, { extra = {}, status = 201 }: { extra?: Record<string, unknown>; status?: number } = {}): Endpoint {
   const h = { ...headers, 'content-type': 'application/json', prefer: 'return=minimal' };
-  return async (i) => {
-    try {
-      const res = await fetch(url, { method: 'POST', headers: h, body: JSON.stringify({ title: `bench ${i}`, done: false, ...extra }) });
-      const text = await res.text();
-      return res.status === status || failed(`POST ${res.status} ${text}`);
-    } catch (err) {
-      return failed(`POST: ${(err as Error).message}`);
-    }
+  const body = (title: string) => JSON.stringify({ title, done: false, ...extra });
+  return {
+    send: async (i) => {
+      try {
+        const res = await fetch(url, { method: 'POST', headers: h, body: body(`bench ${i}`) });
+        const text = await res.text();
+        return res.status === status || failed(`POST ${res.status} ${text}`);
+      } catch (err) {
+        return failed(`POST: ${(err as Error).message}`);
+      }
+    },
+    cannon: async () => ({ method: 'POST', url, headers: h, body: body('bench [<id>]'), status }),
   };
 }
 
@@ -86,7 +108,7 @@ const columns = (ownerDefault: boolean) => [
  * end users 1..42 registered in order, and the rows POSTed 1,000 at a time (no INSERT policy on
  * todos: the load key inserts them without an end user).
  */
-export async function setupBaseplateTodos(base: string, ownerToken: string): Promise<{ pid: string; read: Send; insert: Send }> {
+export async function setupBaseplateTodos(base: string, ownerToken: string): Promise<{ pid: string; read: Endpoint; insert: Endpoint }> {
   const H = { authorization: `Bearer ${ownerToken}` };
   const { id: pid } = await api(base, 'POST', '/projects', { name: 'todos' }, H);
   const todos = await api(base, 'POST', `/projects/${pid}/tables`, { name: 'todos', columns: columns(false) }, H);

@@ -5,13 +5,13 @@ import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ServerProcess } from '../server-process.ts';
-import type { Send } from '../workload.ts';
+import type { Endpoint } from '../workload.ts';
 
 export interface Peer {
   name: string;
   server: ServerProcess;
-  read: Send;
-  insert: Send;
+  read: Endpoint;
+  insert: Endpoint;
 }
 
 /** A peer with its data loaded; the server is started by start(), beside Baseplate's measured one. */

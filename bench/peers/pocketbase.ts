@@ -135,7 +135,7 @@ export async function preparePocketbase(bin: string): Promise<PreparedPeer> {
     const headers = { authorization: token };
     const read = reads(`${s.base}/api/collections/todos/records?perPage=20&sort=id&skipTotal=1`, headers, isPocketbaseFirst20);
     // before anything is measured: the bulk-loaded rows are what PocketBase serves, under its rule
-    if (!(await read(0))) throw new Error(`PocketBase does not answer user ${READER}'s first 20 todos: ${takeFailures().join('; ')}`);
+    if (!(await read.send(0))) throw new Error(`PocketBase does not answer user ${READER}'s first 20 todos: ${takeFailures().join('; ')}`);
     const insert = inserts(`${s.base}/api/collections/todos_ins/records`, headers, { extra: { owner: USER.id }, status: 200 });
     return { name: `PocketBase ${POCKETBASE_VERSION.replace(/-\d+$/, '')}`, server, read, insert };
   };

@@ -11,7 +11,7 @@ import { DEFAULT_PG_POOL_SIZE } from '../../src/config.ts';
 import { createTestDatabase, PG_ADMIN_URL } from '../../test/support/postgres.ts';
 import { answers200, cleanupOnInterrupt, freePort, startProcess, type ServerProcess } from '../server-process.ts';
 import { npmInstallOnce, peersDir, type Peer, type PreparedPeer } from './peer.ts';
-import { inserts, isReadersFirst20, reads, READER, WORKLOAD_ROWS, WORKLOAD_USERS, type Send } from '../workload.ts';
+import { inserts, isReadersFirst20, reads, READER, WORKLOAD_ROWS, WORKLOAD_USERS } from '../workload.ts';
 
 export const POSTGREST_VERSION = '12.0.2-2';
 /** As many connections as Baseplate's default (PG_POOL_SIZE), not PostgREST's own 10: equal means. */

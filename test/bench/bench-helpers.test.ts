@@ -2,7 +2,9 @@
 // workload's answer check, the JWT the PostgREST peer is called with, and PocketBase's rows and rules.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { alternate, summarize } from '../../bench/load.ts';
+import { createServer } from 'node:http';
+import { alternate, closedLoop, summarize } from '../../bench/load.ts';
+import { cannon } from '../../bench/cannon.ts';
 import { evaluateGoals, formatGoals } from '../../bench/goals.ts';
 import { isReadersFirst20, todo } from '../../bench/workload.ts';
 import { signJwt } from '../../bench/peers/postgrest.ts';
@@ -10,11 +12,10 @@ import { CREATE_RULE, isPocketbaseFirst20, OWNER_RULE, pbId, pocketbaseCollectio
 
 const result = (name: string, rps: number, p50: number, p99: number) => ({ name, requests: 1, errors: 0, rps, p50, p99 });
 
+const run = (latencies: number[], errors: number, elapsed: number) => ({ requests: latencies.length, errors, elapsed, p50: -1, p99: -1, latencies });
+
 test('summarize: requests over the summed time, percentiles over every run', () => {
-  const r = summarize('x', [
-    { latencies: [1, 2, 3, 4, 5], errors: 1, elapsed: 1 },
-    { latencies: [10, 6, 7, 8, 9], errors: 0, elapsed: 1.5 },
-  ]);
+  const r = summarize('x', [run([1, 2, 3, 4, 5], 1, 1), run([6, 7, 8, 9, 10], 0, 1.5)]);
   assert.equal(r.requests, 10);
   assert.equal(r.errors, 1);
   assert.equal(r.rps, 4);
@@ -23,16 +24,56 @@ test('summarize: requests over the summed time, percentiles over every run', () 
   assert.deepEqual(summarize('empty', []), { name: 'empty', requests: 0, errors: 0, rps: 0, p50: 0, p99: 0 });
 });
 
+test('summarize: runs without their latencies weigh their percentiles by their requests', () => {
+  const r = summarize('x', [
+    { requests: 300, errors: 0, elapsed: 1, p50: 2, p99: 10 },
+    { requests: 100, errors: 2, elapsed: 1, p50: 6, p99: 30 },
+  ]);
+  assert.deepEqual(r, { name: 'x', requests: 400, errors: 2, rps: 200, p50: 3, p99: 15 });
+});
+
+test('cannon: the requests autocannon counted, and every answer with another status or body a failure', async () => {
+  let n = 0;
+  let other = 0;
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      n++;
+      const good = req.method === 'GET' ? n % 10 !== 0 : JSON.parse(body).title.startsWith('t ') && req.headers['x-h'] === 'v';
+      res.writeHead(req.method === 'GET' || good ? 200 : 400, { 'content-type': 'application/json' });
+      if (!good && req.method === 'GET') other++;
+      res.end(good || req.method === 'POST' ? '["ok"]' : '["other"]');
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/`;
+  const failures: string[] = [];
+  try {
+    const get = await cannon({ method: 'GET', url, headers: {}, status: 200, expectBody: '["ok"]' }, { seconds: 1, concurrency: 2 }, 0, (f) => failures.push(f));
+    assert.ok(get.requests > 50, `${get.requests} requests`);
+    // every tenth answer has another body; at most one per connection is still on its way at the end
+    assert.ok(get.errors <= other && get.errors >= other - 2 && get.errors > 0, `${get.errors} failures, ${other} other bodies`);
+    assert.match(failures[0]!, /bodies other than the checked answer/);
+    const post = await cannon({ method: 'POST', url, headers: { 'content-type': 'application/json', 'x-h': 'v' }, body: '{"title":"t [<id>]"}', status: 200 }, { seconds: 1, concurrency: 2 }, 0, (f) => failures.push(f));
+    assert.ok(post.requests > 50 && post.errors === 0, JSON.stringify(post));
+    const wrongStatus = await cannon({ method: 'POST', url, headers: {}, body: '{"title":"t"}', status: 200 }, { seconds: 1, concurrency: 1 }, 0.5, (f) => failures.push(f));
+    assert.equal(wrongStatus.errors, wrongStatus.requests, 'no header, no 200');
+    assert.ok(wrongStatus.elapsed >= 0.9 && wrongStatus.elapsed < 1.4, `the warm-up is not counted: ${wrongStatus.elapsed} s`);
+    assert.match(failures.at(-1)!, /answers other than 200/);
+  } finally {
+    server.close();
+  }
+});
+
 test('alternate: runs A B B A and counts each side on its own', async () => {
   const order: string[] = [];
-  const side = (name: string) => ({
-    name,
-    send: async () => {
+  const side = (name: string) =>
+    closedLoop(name, async () => {
       if (order.at(-1) !== name) order.push(name);
       await new Promise((r) => setTimeout(r, 2));
       return name === 'a';
-    },
-  });
+    });
   const [a, b] = await alternate(side('a'), side('b'), { seconds: 0.04, concurrency: 1 });
   assert.deepEqual(order, ['a', 'b', 'a']); // a, then b twice in a row, then a
   assert.equal(a.name, 'a');

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { pocketbaseBin, preparePocketbase } from '../../bench/peers/pocketbase.ts';
+import { cannon } from '../../bench/cannon.ts';
 import { takeFailures } from '../../bench/workload.ts';
 
 const bin = pocketbaseBin();
@@ -25,8 +26,14 @@ test('PocketBase peer: the bulk-loaded rows served under its rule, an insert acc
     const peer = await prepared.start(`${tmpdir()}/${ours[0]}/peer.log`); // start() itself checks the first read
     pid = peer.server.pid;
     assert.match(peer.name, /^PocketBase 0\.22\./);
-    assert.equal(await peer.read(1), true);
-    assert.equal(await peer.insert(1), true);
+    assert.equal(await peer.read.send(1), true);
+    assert.equal(await peer.insert.send(1), true);
+    // under autocannon, every answer is the read's first one byte for byte, every insert a 200
+    const fails: string[] = [];
+    for (const endpoint of [peer.read, peer.insert]) {
+      const run = await cannon(await endpoint.cannon(), { seconds: 1, concurrency: 2 }, 0, (f) => fails.push(f));
+      assert.ok(run.requests > 10 && run.errors === 0, `${JSON.stringify(run)} ${fails.join('; ')}`);
+    }
     assert.deepEqual(takeFailures(), []);
   } finally {
     await prepared.drop();

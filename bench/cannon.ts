@@ -1,0 +1,62 @@
+// The load generator of the 32-client loads: autocannon (the tool issue [E]'s goals were measured
+// with, and ../shared/peer-bench's) in a child process of its own, so that generating the load
+// costs what it costs there (about 40 µs of CPU per request) and shares no event loop with the
+// bench. The bench's fetch() loop cost several times that per request, on the same two cores as
+// the servers measured: it made every server look alike (see the README's Benchmarks).
+import { execFile } from 'node:child_process';
+import { createRequire } from 'node:module';
+import type { LoadOptions, Run } from './load.ts';
+
+/** One request, repeated by every connection. */
+export interface HttpLoad {
+  method: 'GET' | 'POST';
+  url: string;
+  headers: Record<string, string>;
+  /** the POST body; autocannon puts a fresh id where it says `[<id>]` */
+  body?: string;
+  /** the status every answer must have */
+  status: number;
+  /** the body every answer must have, byte for byte (a read's answer, checked once beforehand) */
+  expectBody?: string;
+}
+
+interface CannonResult {
+  duration: number;
+  errors: number;
+  mismatches: number;
+  statusCodeStats: Record<string, { count: number }>;
+  latency: { p50: number; p99: number };
+  requests: { total: number };
+}
+
+const autocannonMain = createRequire(import.meta.url).resolve('autocannon');
+
+/**
+ * The child: autocannon's own API with the options read from stdin (its command line would take a
+ * JSON answer starting with '[' for a list of sub-arguments), the result as JSON on stdout.
+ */
+const CHILD = `let s = ''; process.stdin.on('data', (c) => (s += c)).on('end', () => require(process.argv[1])(JSON.parse(s), (err, r) => {
+  if (err) { console.error(err.message); process.exit(1); }
+  process.stdout.write(JSON.stringify(r));
+}));`;
+
+/**
+ * One timed run, after `warmupSeconds` of the same load that are not counted (a side measured
+ * after a pause would otherwise start cold: JIT, pool, caches). A failure is a connection error or time-out, an answer with another status, or a
+ * body other than `expectBody`; `onFailures` is told what they were. Latencies are whole ms
+ * (autocannon's histogram).
+ */
+export async function cannon(load: HttpLoad, opts: LoadOptions, warmupSeconds: number, onFailures: (what: string) => void): Promise<Run> {
+  const { status: _, ...request } = load;
+  const options = { ...request, connections: opts.concurrency, duration: opts.seconds, idReplacement: load.body !== undefined, ...(warmupSeconds > 0 ? { warmup: { connections: opts.concurrency, duration: warmupSeconds } } : {}) };
+  const out = await new Promise<string>((resolve, reject) => {
+    const child = execFile(process.execPath, ['-e', CHILD, autocannonMain], { maxBuffer: 1 << 22 }, (err, stdout, stderr) => (err ? reject(new Error(`autocannon: ${err.message} ${stderr}`)) : resolve(stdout)));
+    child.stdin!.end(JSON.stringify(options));
+  });
+  const r = JSON.parse(out) as CannonResult;
+  const requests = r.requests.total;
+  const wrongStatus = requests - (r.statusCodeStats[String(load.status)]?.count ?? 0);
+  const errors = r.errors + wrongStatus + r.mismatches;
+  if (errors) onFailures(`${load.method} ${r.errors} errors or time-outs, ${wrongStatus} answers other than ${load.status} ${JSON.stringify(r.statusCodeStats)}, ${r.mismatches} bodies other than the checked answer`);
+  return { requests, errors, elapsed: r.duration, p50: r.latency.p50, p99: r.latency.p99 };
+}
