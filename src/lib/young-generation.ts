@@ -1,23 +1,26 @@
 // The bound on V8's young generation. Under load V8 doubles the two semi-spaces of the young
 // generation, 1 MiB each at first, up to 16 MiB each, for objects that mostly die within their
-// request. Measured on this service (2026-11-27, 32 clients, two servers side by side on the same
-// data): semi-spaces of 4 MiB served the same reads per second as V8's own growth (0.97-1.00x) with a
-// peak RSS 50-60 MiB lower; at 2 MiB, 9% fewer reads.
-// The exact bound is V8's own `--max-semi-space-size`, which V8 reads only when the process starts:
-// `npm start` and the container pass it (SEMI_SPACE_FLAG), and it holds for every thread. A process
-// started without it (`node dist/main.js`, `baseplate serve`) gets a softer bound from inside:
-// V8 reads its growth factor at each growth, so growth is turned off once the bound is reached,
-// and on again when a full collection has shrunk the young generation (an idle service's,
-// lib/idle-collection.ts). That check runs after the collections of a task, not between them: a
-// task or a loop turn that runs several may grow past the bound (measured: to 8 MiB under steady
-// load, 16 after one task that kept 30 MiB alive), and the young generation stays there until a
-// full collection shrinks it. The SQLite worker threads set their own (sqlite-worker-pool.ts).
+// request; held near 4 MiB they cost the same reads per second with a peak RSS 50-60 MiB lower
+// (2026-11-27, 32 clients, two servers side by side on the same data).
+// The bound is set from inside (boundYoungGeneration, from main.ts): V8 reads its growth factor at
+// each growth, so growth is turned off once the bound is reached, and on again when a full
+// collection has shrunk the young generation (an idle service's, lib/idle-collection.ts). That
+// check runs after the collections of a task, not between them: a task or a loop turn that runs
+// several may grow past the bound (measured: to 8 MiB under steady load, 16 after one task that
+// kept 30 MiB alive), and the young generation stays there until a full collection shrinks it.
+// V8's own `--max-semi-space-size` (SEMI_SPACE_FLAG) is exact, but npm start no longer passes
+// it: with any V8 flag on its command line the same server read less and grew more (fourth
+// session of 2026-11-27, PostgreSQL reads, two rounds each: no flag 6,004-6,226 req/s, 144-149 us
+// of CPU per read, peak RSS 114-116 MiB; the flag at 4 MiB 5,457-5,771, 160-165 us, 152-163 MiB;
+// at 8 MiB 5,272-5,898, 155-172 us, 171 MiB; idle RSS the same). A flag also costs Node its
+// built-in code cache, which may be why; given, the softer bound stands aside. The SQLite worker
+// threads set their own (sqlite-worker-pool.ts).
 import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 import { PerformanceObserver } from 'node:perf_hooks';
 
 /** each semi-space, in MiB */
 export const SEMI_SPACE_MIB = 4;
-/** what the launchers pass to node (package.json's start script, the Dockerfile) */
+/** V8's exact bound, for a launcher that prefers it to the throughput (see above) */
 export const SEMI_SPACE_FLAG = `--max-semi-space-size=${SEMI_SPACE_MIB}`;
 
 /** V8's default growth: each growth doubles the semi-spaces */

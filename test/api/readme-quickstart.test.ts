@@ -1,5 +1,5 @@
 // The README's quick start runs as written (issue [H]): its shell block, taken from the README,
-// run by bash with curl against the service as `npm start` runs it (node dist/main.js, without its --max-semi-space-size) on a fresh
+// run by bash with curl against the service as `npm start` runs it (node dist/main.js) on a fresh
 // temp data directory, and on a fresh PostgreSQL database; only BASE is set, which the block reads.
 // The final select must return the row the end user inserted, and the anonymous one nothing.
 import { test } from 'node:test';

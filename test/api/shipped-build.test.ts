@@ -1,5 +1,4 @@
-// The service as npm start runs it: node dist/main.js (npm start adds the young generation's bound,
-// --max-semi-space-size=4), built by the install step. No TypeScript
+// The service as npm start runs it: node dist/main.js, built by the install step. No TypeScript
 // loader anywhere at run time: not in the service, not in its sandbox processes; an engine's
 // driver is loaded only by a service that uses that engine, and isolated-vm only by the sandboxes.
 import { test } from 'node:test';

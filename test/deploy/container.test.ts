@@ -10,7 +10,6 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { ROOT } from '../../src/bundles.ts';
-import { SEMI_SPACE_FLAG } from '../../src/lib/young-generation.ts';
 
 const read = (file: string) => readFileSync(join(ROOT, file), 'utf8');
 
@@ -105,7 +104,7 @@ test('Dockerfile runtime stage: what the service needs, a non-root user, a healt
   const health = runtime.steps.find((s) => s.op === 'HEALTHCHECK');
   assert.ok(health, 'a HEALTHCHECK');
   assert.match(health.args, /CMD .*\/health/);
-  assert.deepEqual(JSON.parse(runtime.steps.find((s) => s.op === 'CMD')!.args), ['node', SEMI_SPACE_FLAG, 'dist/main.js'], 'as npm start runs it, young generation bound included');
+  assert.deepEqual(JSON.parse(runtime.steps.find((s) => s.op === 'CMD')!.args), ['node', 'dist/main.js'], 'as npm start runs it, with no V8 flag');
   const env = Object.fromEntries(runtime.steps.filter((s) => s.op === 'ENV').flatMap((s) => [...s.args.matchAll(/(\w+)=(\S+)/g)].map((m) => [m[1]!, m[2]!])));
   const settings = configNames();
   for (const name of Object.keys(env)) assert.ok(name === 'NODE_ENV' || settings.has(name), `ENV ${name} is not a setting of src/config.ts`);
