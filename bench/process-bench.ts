@@ -146,25 +146,26 @@ async function measureServer(kind: EngineName, store: Store, port: number, setUp
   }
 }
 
-/**
- * autocannon repeating the endpoint's request (a read expects the answer it gave just before), each
- * run after a warm-up of its own: in alternation each side has just been idle.
- */
-function cannonSide(name: string, endpoint: Endpoint, warmupSeconds: number): Side {
-  return { name, run: async (opts) => cannon(await endpoint.cannon(), opts, warmupSeconds, failed) };
+/** Each measured run's own warm-up: in alternation each side has just been idle. */
+const RUN_WARMUP_SECONDS = 1;
+
+/** autocannon repeating the endpoint's request (a read expects the answer it gave just before). */
+function cannonSide(name: string, endpoint: Endpoint): Side {
+  return { name, run: async (opts) => cannon(await endpoint.cannon(), opts, RUN_WARMUP_SECONDS, failed) };
 }
 
 /**
- * A 32-client load of the endpoint, with a peer's in alternation: warmed up by the checked closed
- * loop, measured by autocannon.
+ * A 32-client load of the endpoint, with a peer's in alternation: each warmed up for BENCH_WARMUP
+ * by the checked closed loop (the server's JIT: the first seconds of a fresh server read about a
+ * third slower), then measured by autocannon.
  */
-async function cannonPhase(name: string, ours: Endpoint, theirs: Endpoint | undefined, opts: ProcessOptions, warmSeconds: number): Promise<[LoadResult, LoadResult | undefined]> {
-  const warm = { seconds: warmSeconds, concurrency: opts.connections };
+async function cannonPhase(name: string, ours: Endpoint, theirs: Endpoint | undefined, opts: ProcessOptions): Promise<[LoadResult, LoadResult | undefined]> {
+  const warm = { seconds: opts.warmupSeconds, concurrency: opts.connections };
   await measure(warm, ours.send);
   if (theirs) await measure(warm, theirs.send);
   const load_ = { seconds: opts.seconds, concurrency: opts.connections };
-  if (theirs) return alternate(cannonSide(name, ours, warmSeconds), cannonSide(name, theirs, warmSeconds), load_);
-  return [summarize(name, [await cannonSide(name, ours, warmSeconds).run(load_)]), undefined];
+  if (theirs) return alternate(cannonSide(name, ours), cannonSide(name, theirs), load_);
+  return [summarize(name, [await cannonSide(name, ours).run(load_)]), undefined];
 }
 
 /** The workload's reads; with a peer, both in alternation. Peak RSS is the reads' own (warm-up included, set-up excluded). */
@@ -172,7 +173,7 @@ async function readPhase(kind: EngineName, srv: ServiceProcess, read: Endpoint, 
   const sampler = peakSampler(srv.pid, resetPeak(srv.pid));
   const peerSampler = peer ? peakSampler(peer.server.pid, resetPeak(peer.server.pid)) : null;
   const name = `GET 20 of 100k todos under RLS (${opts.connections} clients)`;
-  const [reads, peerReads] = await cannonPhase(name, read, peer?.read, opts, opts.warmupSeconds);
+  const [reads, peerReads] = await cannonPhase(name, read, peer?.read, opts);
   const peak = sampler.stop();
   const peerPeak = peerSampler?.stop() ?? 0;
   console.error(`${kind} server process reads: ${reads.rps.toFixed(0)} req/s, peak RSS ${peak.toFixed(1)} MiB${peerReads ? `; ${peer!.name}: ${peerReads.rps.toFixed(0)} req/s, peak RSS ${peerPeak.toFixed(1)} MiB` : ''}`);
@@ -203,7 +204,7 @@ async function projectsPhase(kind: EngineName, srv: ServiceProcess, projects: Sm
 
 async function insertPhase(kind: EngineName, insert: Endpoint, peer: Peer | null, opts: ProcessOptions) {
   const name = `POST one todo under RLS (${opts.connections} clients)`;
-  const [inserts, peerInserts] = await cannonPhase(name, insert, peer?.insert, opts, Math.min(opts.warmupSeconds, 0.5));
+  const [inserts, peerInserts] = await cannonPhase(name, insert, peer?.insert, opts);
   console.error(`${kind} server process inserts: ${inserts.rps.toFixed(0)} req/s${peerInserts ? `; ${peer!.name}: ${peerInserts.rps.toFixed(0)} req/s` : ''}`);
   return { inserts, peer: peerInserts, failures: noteFailures(`${kind} inserts`) };
 }

@@ -5,7 +5,8 @@
 //   BENCH_SECONDS (default 5) per measurement; BENCH_ENGINES=sqlite,postgres (default: both if
 //   reachable); BENCH_PARTS=scenarios,metrics,process (default all three; metrics: the same reads
 //   with METRICS on and off, compared); BENCH_PROJECTS (default 1000);
-//   BENCH_CONNECTIONS (default 32: the server-process loads); BENCH_WARMUP seconds (default 1);
+//   BENCH_CONNECTIONS (default 32: the server-process loads); BENCH_WARMUP seconds (default 5, as
+//   peer-bench: the server's JIT; each measured run of a 32-client load also warms up 1 s first);
 //   BENCH_SETTLE_MS before the idle RSS reading (default 8000: past IDLE_GC_MS's 5 s, when an idle
 //   service has given back what start-up grew); BENCH_PEERS_DIR (the peers' npm cache).
 import { loadConfig } from '../src/config.ts';
@@ -44,7 +45,7 @@ const processOptions: ProcessOptions = {
   seconds,
   connections: num('BENCH_CONNECTIONS', 32),
   projects: Math.floor(num('BENCH_PROJECTS', 1000)),
-  warmupSeconds: num('BENCH_WARMUP', 1),
+  warmupSeconds: num('BENCH_WARMUP', 5),
   settleMs: num('BENCH_SETTLE_MS', 8000),
 };
 
