@@ -1,9 +1,9 @@
 // A process that has answered nothing for a while runs full garbage collections until V8 gives its
-// young generation back. V8 grows the young generation (two semi-spaces, up to 32 MiB; 8 under
-// npm start's bound, lib/young-generation.ts) while the
-// service starts or serves a burst, and shrinks it only in a full collection that finds allocation
-// slow, which an idle process seldom runs on its own; whether one collection finds it slow depends
-// on V8's recent samples, so a few are tried, a tick apart. Measured: an idle service kept 112 MiB
+// young generation back. V8 grows the young generation (two semi-spaces, up to 32 MiB; about 8
+// under the bound of lib/young-generation.ts) while the service starts or serves a burst, and
+// shrinks it only in a full collection that finds allocation slow, which an idle process seldom
+// runs on its own; whether one collection finds it slow depends on V8's recent samples, so a few
+// are tried, a tick apart. Measured: an idle service kept 112 MiB
 // resident, 84 MiB after this.
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
