@@ -147,7 +147,7 @@ async function measureServer(kind: EngineName, store: Store, port: number, setUp
 }
 
 /** Each measured run's own warm-up: in alternation each side has just been idle. */
-const RUN_WARMUP_SECONDS = 1;
+export const RUN_WARMUP_SECONDS = 1;
 
 /** autocannon repeating the endpoint's request (a read expects the answer it gave just before). */
 function cannonSide(name: string, endpoint: Endpoint): Side {

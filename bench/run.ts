@@ -22,7 +22,7 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { load, type LoadResult } from './load.ts';
 import { scenarios } from './scenarios.ts';
-import { benchServerProcess, type ProcessOptions, type ProcessReport } from './process-bench.ts';
+import { benchServerProcess, RUN_WARMUP_SECONDS, type ProcessOptions, type ProcessReport } from './process-bench.ts';
 import type { PreparedPeer } from './peers/peer.ts';
 import { installPocketbase, preparePocketbase } from './peers/pocketbase.ts';
 import { installPostgrest, preparePostgrest } from './peers/postgrest.ts';
@@ -161,7 +161,7 @@ function printInProcessRatios(rows: Row[]) {
 
 function printProcessReports(reports: ProcessReport[]) {
   const o = processOptions;
-  console.log(`\nServer process (${serviceCommand().label}; pairs measured A B B A, ${o.seconds / 2}s each):`);
+  console.log(`\nServer process (${serviceCommand().label}; pairs measured A B B A, ${o.seconds / 2}s each; the 32-client loads by autocannon, each run after ${RUN_WARMUP_SECONDS} s of warm-up):`);
   const loads: Row[] = [];
   for (const r of reports) {
     const f = r.figures;
