@@ -9,12 +9,13 @@
 // several may grow past the bound (measured: to 8 MiB under steady load, 16 after one task that
 // kept 30 MiB alive), and the young generation stays there until a full collection shrinks it.
 // V8's own `--max-semi-space-size` (SEMI_SPACE_FLAG) is exact, but npm start no longer passes
-// it: with any V8 flag on its command line the same server read less and grew more (fourth
-// session of 2026-11-27, PostgreSQL reads, two rounds each: no flag 6,004-6,226 req/s, 144-149 us
-// of CPU per read, peak RSS 114-116 MiB; the flag at 4 MiB 5,457-5,771, 160-165 us, 152-163 MiB;
-// at 8 MiB 5,272-5,898, 155-172 us, 171 MiB; idle RSS the same). A flag also costs Node its
-// built-in code cache, which may be why; given, the softer bound stands aside. The SQLite worker
-// threads set their own (sqlite-worker-pool.ts).
+// it: with it the same server read less (fourth session of 2026-11-27, PostgreSQL reads, 32
+// clients, five rounds each: 5,075-5,771 req/s and 157-180 us of CPU per read against
+// 5,629-6,226 and 144-159 us without any V8 flag; peak RSS 107-163 MiB against 114-117). What
+// the flag does better: a burst right after start-up (a login) grows this bound's young generation
+// past it, and the idle collection takes about 10 s more to give it back (95 MiB 8 s after, 81
+// with the flag; 78-81 for both 16 s after). A flag also costs Node its built-in code cache. Given,
+// the softer bound stands aside. The SQLite worker threads set their own (sqlite-worker-pool.ts).
 import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 import { PerformanceObserver } from 'node:perf_hooks';
 
