@@ -1,5 +1,7 @@
 // A small closed-loop load generator: `concurrency` workers send requests back to back for
 // `seconds`, then requests/s and latency percentiles are reported.
+import type { Send } from './workload.ts';
+
 export interface LoadResult {
   name: string;
   requests: number;
@@ -27,7 +29,7 @@ export interface LoadOptions {
   concurrency: number;
 }
 
-export async function measure(opts: LoadOptions, send: (i: number) => Promise<boolean>): Promise<Run> {
+export async function measure(opts: LoadOptions, send: Send): Promise<Run> {
   const latencies: number[] = [];
   let errors = 0;
   let n = 0;
@@ -62,7 +64,7 @@ export function summarize(name: string, runs: readonly Run[]): LoadResult {
   return { name, requests, errors: runs.reduce((s, r) => s + r.errors, 0), rps: elapsed > 0 ? requests / elapsed : 0, p50: pct(50), p99: pct(99) };
 }
 
-export async function load(name: string, opts: LoadOptions, send: (i: number) => Promise<boolean>): Promise<LoadResult> {
+export async function load(name: string, opts: LoadOptions, send: Send): Promise<LoadResult> {
   return summarize(name, [await measure(opts, send)]);
 }
 
@@ -73,7 +75,7 @@ export interface Side {
 }
 
 /** A side whose load is measure()'s closed loop over `send`. */
-export const closedLoop = (name: string, send: (i: number) => Promise<boolean>): Side => ({ name, run: (opts) => measure(opts, send) });
+export const closedLoop = (name: string, send: Send): Side => ({ name, run: (opts) => measure(opts, send) });
 
 /**
  * Two loads compared in one run, in the order A B B A, each for half the time: drift on a shared

@@ -13,6 +13,7 @@ import { systemClock } from '../src/lib/clock.ts';
 import { SecretBox } from '../src/lib/secret-box.ts';
 import { measure, summarize, type LoadResult, type Run } from './load.ts';
 import { readOwnRows, seededRlsProject } from './scenarios.ts';
+import type { Send } from './workload.ts';
 
 export interface MetricsCost {
   name: string;
@@ -22,8 +23,6 @@ export interface MetricsCost {
   rpsRatio: number;
   cpuRatio: number;
 }
-
-type Send = (i: number) => Promise<boolean>;
 
 /** CPU microseconds per request of one timed run. */
 async function timed(send: Send, opts: { seconds: number; concurrency: number }): Promise<{ run: Run; cpuPerRequest: number }> {
