@@ -1,5 +1,6 @@
 // Project API keys (SPEC 4.3, CONTRACT §4): stored as SHA-256 only, looked up in the project's own
 // store on every request (no cache), so revocation and expiry act at once on every node.
+import { creationTime } from './creation-time.ts';
 import type { Db, Engine } from '../storage/engine.ts';
 import type { Clock } from '../lib/clock.ts';
 import { newId, isId } from '../lib/ids.ts';
@@ -92,10 +93,11 @@ export class KeyService {
       key_prefix: key.slice(0, 8),
       permissions: JSON.stringify(input.permissions),
       expires_at: expiresAt,
-      created_at: now.toISOString(),
+      created_at: '',
       last_used_at: null,
     };
     const db = await this.engine.project(projectId);
+    row.created_at = (await creationTime(db, now, `SELECT MAX(created_at) AS latest FROM ${db.t('_bp_keys')}`, [])).toISOString();
     await db.run(
       `INSERT INTO ${db.t('_bp_keys')} (id, name, key_hash, key_prefix, permissions, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
       [row.id, row.name, hashToken(key), row.key_prefix, row.permissions, row.expires_at, row.created_at],

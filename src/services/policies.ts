@@ -1,6 +1,7 @@
 // RLS policies (SPEC 4.4, CONTRACT §4): stored per table in the project store; validated when
 // created and again whenever applied. A stored policy that no longer validates (a renamed or
 // dropped column) matches no rows and is logged once; it never becomes a 500.
+import { creationTime } from './creation-time.ts';
 import type { Db, Engine, Sql } from '../storage/engine.ts';
 import type { Clock } from '../lib/clock.ts';
 import { newId, isId } from '../lib/ids.ts';
@@ -157,9 +158,11 @@ export class PolicyService {
       operation,
       expression: input.expression,
       enabled: input.enabled ?? true,
-      created_at: this.clock.now().toISOString(),
+      created_at: '',
     };
     await db.tx(async (tx) => {
+      const latest = `SELECT MAX(created_at) AS latest FROM ${tx.t('_bp_policies')} WHERE table_id = ?`;
+      row.created_at = (await creationTime(tx, this.clock.now(), latest, [info.id])).toISOString();
       await tx.run(`INSERT INTO ${tx.t('_bp_policies')} (id, table_id, name, operation, expression, enabled, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`, [
         row.id,
         info.id,

@@ -1,4 +1,5 @@
 // Projects (SPEC 4.2, CONTRACT §2). Another owner's project is indistinguishable from a missing one.
+import { creationTime } from './creation-time.ts';
 import type { Db, Engine } from '../storage/engine.ts';
 import type { Clock } from '../lib/clock.ts';
 import { newId, isId } from '../lib/ids.ts';
@@ -62,7 +63,8 @@ export class ProjectService {
   async create(ownerId: string, input: { name: string; description?: string | null }): Promise<Project> {
     const name = checkName(input.name);
     const description = checkDescription(input.description ?? null);
-    const now = this.clock.now().toISOString();
+    const latest = `SELECT MAX(created_at) AS latest FROM ${this.db.t('projects')} WHERE owner_id = ?`;
+    const now = (await creationTime(this.db, this.clock.now(), latest, [ownerId])).toISOString();
     const project: Project = { id: newId(), name, description, created_at: now, updated_at: now };
     await this.engine.createProjectStore(project.id);
     try {
