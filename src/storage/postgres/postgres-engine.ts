@@ -1,6 +1,6 @@
 // PostgreSQL engine: platform tables in schema `baseplate`, one schema `p_<project id>` per
 // project (the unit that can later be sharded across nodes).
-import { pg, type Pool } from './pg-driver.ts';
+import { PoolLanes } from './pool-lanes.ts';
 import type { ColumnType, Db, Dialect, Engine, EngineStats } from '../engine.ts';
 import { quoteIdent } from '../engine.ts';
 import { migrate } from '../migrate.ts';
@@ -102,7 +102,7 @@ export class PostgresEngine implements Engine {
   private migrated = new Map<string, Promise<void>>();
 
   private constructor(
-    private readonly pool: Pool,
+    private readonly pool: PoolLanes,
     private readonly pingTimeoutMs: number,
     private readonly gate: FairGate,
   ) {
@@ -122,7 +122,7 @@ export class PostgresEngine implements Engine {
     const statementTimeoutMs = opts.statementTimeoutMs ?? 0;
     const connectTimeoutMs = opts.connectTimeoutMs ?? 5000;
     const queryTimeoutMs = opts.queryTimeoutMs ?? (statementTimeoutMs ? statementTimeoutMs + 5000 : 0);
-    const pool = new pg.Pool({
+    const pool = new PoolLanes({
       connectionString: url,
       types: resultTypes,
       max: opts.poolSize ?? DEFAULT_PG_POOL_SIZE,
@@ -136,7 +136,7 @@ export class PostgresEngine implements Engine {
       keepAlive: true,
       keepAliveInitialDelayMillis: opts.keepAliveMs ?? 10000,
     });
-    watchPool(pool);
+    for (const lane of pool.pools) watchPool(lane);
     const poolSize = opts.poolSize ?? DEFAULT_PG_POOL_SIZE;
     const capacity = Math.max(1, poolSize - PLATFORM_RESERVE);
     const gate = new FairGate({ capacity, perKey: opts.perProject ?? Math.ceil(capacity / 2), maxWaitMs: statementTimeoutMs || 30000 });
@@ -195,7 +195,7 @@ export class PostgresEngine implements Engine {
 
   stats(): EngineStats {
     const { totalCount: total, idleCount: idle, waitingCount: waiting } = this.pool;
-    return { gate: this.gate.stats(), pool: { total, idle, waiting, max: this.pool.options.max }, sqlite: null };
+    return { gate: this.gate.stats(), pool: { total, idle, waiting, max: this.pool.max }, sqlite: null };
   }
 
   private closed = false;

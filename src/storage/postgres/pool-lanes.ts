@@ -1,0 +1,129 @@
+// The engine's connections, each in a lane of its own (a pool of one), every project with a lane of
+// its own (by a hash of its schema): a statement runs on its project's connection unless that one
+// is busy, and then on the next free one.
+//
+// Why: a connection keeps the prepared statements of the projects it serves (prepared-names.ts, at
+// most 256), and PostgreSQL plans a prepared statement for its values the first five times it
+// runs on that connection, then keeps a generic plan. One pool hands out its most recently used
+// connection first: under a light load spread over many projects, the same two connections served
+// a thousand projects, their statements did not fit, and reads were planned again and again (p50
+// 2.1-2.6x one project's, measured). In lanes, each connection serves its share of the projects (a
+// twentieth with the default pool size) and keeps their statements and plans; lanes of two
+// connections spread each project's statements over both and stayed at 1.8x.
+//
+// Data statements never take every connection (the engine's fair gate admits PLATFORM_RESERVE
+// fewer), so a free one is found at once; a statement waits only when none is free, for the first
+// one released. The platform's statements (no project) take the first free lane.
+import { pg, type Pool, type PoolClient } from './pg-driver.ts';
+
+type PoolConfig = ConstructorParameters<typeof pg.Pool>[0] & { max: number };
+
+interface Waiter {
+  resolve(client: PoolClient): void;
+  reject(err: Error): void;
+  timer?: NodeJS.Timeout;
+}
+
+export class PoolLanes {
+  private readonly lanes: Pool[];
+  /** statements waiting for any lane, first come first served */
+  private readonly waiters: Waiter[] = [];
+
+  constructor(private readonly config: PoolConfig) {
+    this.lanes = Array.from({ length: Math.max(1, config.max) }, () => new pg.Pool({ ...config, max: 1 }));
+    // pg-pool tells of a release before the connection is idle again (or gone, if it broke)
+    for (const lane of this.lanes) lane.on('release', () => process.nextTick(() => this.serve()));
+  }
+
+  /** Every lane's pool, for listeners that each pool needs (postgres-db.ts watchPool). */
+  get pools(): readonly Pool[] {
+    return this.lanes;
+  }
+
+  get max(): number {
+    return this.lanes.length;
+  }
+
+  get totalCount(): number {
+    return this.sum((p) => p.totalCount);
+  }
+
+  get idleCount(): number {
+    return this.sum((p) => p.idleCount);
+  }
+
+  get waitingCount(): number {
+    return this.waiters.length + this.sum((p) => p.waitingCount);
+  }
+
+  /**
+   * A connection for a statement of `key` (a project's schema; none: the platform's): its own
+   * lane's if free, else the next free one; when none is, the first released, within the connect
+   * timeout.
+   */
+  connect(key?: string): Promise<PoolClient> {
+    const lane = this.waiters.length === 0 ? this.free(key === undefined ? 0 : laneOf(key, this.lanes.length)) : undefined;
+    if (lane) return this.take(lane);
+    return new Promise((resolve, reject) => {
+      const waiter: Waiter = { resolve, reject };
+      const ms = this.config.connectionTimeoutMillis;
+      if (ms) waiter.timer = setTimeout(() => this.giveUp(waiter), ms);
+      this.waiters.push(waiter);
+    });
+  }
+
+  async end(): Promise<void> {
+    for (const w of this.waiters.splice(0)) this.fail(w, new Error('Client was closed: the pool is ending'));
+    await Promise.all(this.lanes.map((p) => p.end()));
+  }
+
+  /** Lane `own` if it is free, else the next free one. */
+  private free(own: number): Pool | undefined {
+    const n = this.lanes.length;
+    for (let i = 0; i < n; i++) {
+      const lane = this.lanes[(own + i) % n]!;
+      if (lane.waitingCount === 0 && (lane.idleCount > 0 || lane.totalCount === 0)) return lane;
+    }
+    return undefined;
+  }
+
+  /** A failed connection attempt frees its lane without a release: the waiters may take it. */
+  private take(lane: Pool): Promise<PoolClient> {
+    const client = lane.connect();
+    client.catch(() => process.nextTick(() => this.serve()));
+    return client;
+  }
+
+  private serve(): void {
+    while (this.waiters.length > 0) {
+      const lane = this.free(0);
+      if (!lane) return;
+      const w = this.waiters.shift()!;
+      clearTimeout(w.timer);
+      this.take(lane).then(w.resolve, w.reject);
+    }
+  }
+
+  private giveUp(w: Waiter): void {
+    const i = this.waiters.indexOf(w);
+    if (i >= 0) this.fail(this.waiters.splice(i, 1)[0]!, new Error('timeout exceeded when trying to connect'));
+  }
+
+  private fail(w: Waiter, err: Error): void {
+    clearTimeout(w.timer);
+    w.reject(err);
+  }
+
+  private sum(f: (p: Pool) => number): number {
+    let total = 0;
+    for (const p of this.lanes) total += f(p);
+    return total;
+  }
+}
+
+/** A stable lane for a key (FNV-1a of its UTF-16 units): the same on every node and after every restart. */
+export function laneOf(key: string, lanes: number): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
+  return (h >>> 0) % lanes;
+}
