@@ -134,14 +134,17 @@ static void disarm(Conn *c) {
   c->deadline_ns = 0;
 }
 
+/* Read as a double: a fraction of a millisecond is a deadline too (as an integer it would be 0, no
+   deadline); at most MAX_MS, so that the nanoseconds cannot overflow. */
+#define MAX_MS 1e12
 static void set_deadline(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   Conn *c = sqlite3_user_data(ctx);
-  sqlite3_int64 ms = sqlite3_value_int64(argv[0]);
+  double ms = sqlite3_value_double(argv[0]);
   (void)argc;
   pthread_mutex_lock(&lock);
   if (ms > 0) {
     if (c->deadline_ns == 0) arm(c);
-    c->deadline_ns = now_ns() + ms * 1000000;
+    c->deadline_ns = now_ns() + 1 + (sqlite3_int64)((ms < MAX_MS ? ms : MAX_MS) * 1e6);
     if (sleeping_unbounded) pthread_cond_signal(&wake);
   } else if (c->deadline_ns != 0) {
     disarm(c);

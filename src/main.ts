@@ -10,7 +10,7 @@ import { loadMasterKey, SecretBox } from './lib/secret-box.ts';
 import { createLogger, flushLogger } from './lib/logger.ts';
 import { databaseTarget, withoutPassword } from './lib/database-target.ts';
 import { boundYoungGeneration, semiSpaceFlagGiven, SEMI_SPACE_MIB } from './lib/young-generation.ts';
-import { boundOldGenerationGrowth } from './lib/old-generation.ts';
+import { boundOldGenerationGrowth, growthFlagGiven } from './lib/old-generation.ts';
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 
@@ -57,7 +57,7 @@ async function start() {
   log.level = config.logLevel;
   // started without the launchers' flag (node dist/main.js, baseplate serve): the softer bound
   if (!semiSpaceFlagGiven(process.execArgv, process.env.NODE_OPTIONS)) boundYoungGeneration(SEMI_SPACE_MIB);
-  boundOldGenerationGrowth();
+  if (!growthFlagGiven(process.execArgv)) boundOldGenerationGrowth();
   // the key comes first: a PostgreSQL deployment without one must not touch its database
   const master = await step('', () =>
     loadMasterKey({ env: config.masterKey, engine: config.databaseUrl ? 'postgres' : 'sqlite', dataDir: config.dataDir, warn }),

@@ -12,6 +12,11 @@ export const OLD_GENERATION_GROWTH_PERCENT = 50;
 
 export const growthFlag = (percent: number): string => `--heap-growing-percent=${percent}`;
 
+/** Whether node was started with its own setting (on its command line): then it stands. */
+export function growthFlagGiven(execArgv: readonly string[]): boolean {
+  return execArgv.some((arg) => /^--heap[-_]growing[-_]percent(=|$)/.test(arg));
+}
+
 /** Applies to every isolate of the process (the SQLite workers' included), from its next full collection. */
 export function boundOldGenerationGrowth(percent = OLD_GENERATION_GROWTH_PERCENT): void {
   setFlagsFromString(growthFlag(percent));

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { growthFlag, OLD_GENERATION_GROWTH_PERCENT } from '../../src/lib/old-generation.ts';
+import { growthFlag, growthFlagGiven, OLD_GENERATION_GROWTH_PERCENT } from '../../src/lib/old-generation.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -41,4 +41,11 @@ test('bounded at OLD_GENERATION_GROWTH_PERCENT, the old space stays within a fra
   assert.ok(wide.peak > 3 * wide.live, `at 4x: ${wide.peak.toFixed(0)} MiB for ${wide.live.toFixed(0)} live (the checks below can fail)`);
   assert.ok(bounded.peak < wide.peak / 1.8, `bounded: ${bounded.peak.toFixed(0)} MiB against ${wide.peak.toFixed(0)}`);
   assert.ok(bounded.peak < 3 * bounded.live, `bounded: ${bounded.peak.toFixed(0)} MiB for ${bounded.live.toFixed(0)} live`);
+});
+
+test('a setting given on node’s command line stands: the service does not override it', () => {
+  assert.equal(growthFlagGiven(['--heap-growing-percent=20']), true);
+  assert.equal(growthFlagGiven(['--heap_growing_percent', '20']), true);
+  assert.equal(growthFlagGiven(['--max-old-space-size=512', '--heap-growing-percent-x']), false);
+  assert.equal(growthFlagGiven([]), false);
 });

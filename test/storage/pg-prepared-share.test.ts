@@ -94,3 +94,27 @@ test('[postgres] a statement the server could not parse gives its place in the s
     await cleanup();
   }
 });
+
+test('[postgres] a statement whose text the process has forgotten since still runs under its name on a connection that holds it', { skip: !engines.includes('postgres') && 'PostgreSQL not reachable' }, async () => {
+  const { engine, cleanup } = await openTestEngine('postgres');
+  try {
+    const pid = 'prepshareddddddd';
+    await engine.createProjectStore(pid);
+    const db = await engine.data(pid, 0);
+    const sql = `SELECT ? AS evicted FROM ${db.t('_bp_meta')}`;
+    // executions of the prepared statement (PostgreSQL 14+ counts its plans); the pattern is spelled so that this probe does not match it
+    const runs = async () =>
+      (await db.get<{ n: number }>(`SELECT coalesce(sum(generic_plans + custom_plans), 0)::int AS n, ? AS probe FROM pg_prepared_statements WHERE statement LIKE '%AS evic' || 'ted%'`, [1]))!.n;
+    await db.get(sql, [1]);
+    assert.equal(await runs(), 0, 'the first run is not prepared');
+    await db.get(sql, [1]);
+    assert.equal(await runs(), 1, 'the second is');
+    // more texts than the process remembers (4,096), each once: the first one's text is forgotten
+    for (let i = 0; i < 4100; i++) await db.get(`SELECT ? AS other${i}`, [1]);
+    await db.get(sql, [1]);
+    assert.equal(await runs(), 2, 'run again under its name, not parsed and planned again unnamed');
+  } finally {
+    await engine.close();
+    await cleanup();
+  }
+});

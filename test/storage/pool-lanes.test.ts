@@ -104,7 +104,54 @@ test('[postgres] a statement waiting for a lane gives up at the connect timeout,
     held.release();
     await lanes.end();
     await assert.rejects(pending, /closed/);
+    await assert.rejects(lanes.connect('p_y'), /closed/, 'ended: refused at once');
   } finally {
     await lanes.end().catch(() => undefined);
+  }
+});
+
+/** Settles within `ms`, or fails the test: a connect that should not wait. */
+const soon = <T>(p: Promise<T>, ms = 2000): Promise<T> =>
+  Promise.race([p, new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`not within ${ms} ms`)), ms).unref())]);
+
+test('[postgres] connects in the same tick never share a lane: each gets a free connection of its own at once', { skip }, async () => {
+  const lanes = new PoolLanes({ connectionString: PG_ADMIN_URL, max: 3, connectionTimeoutMillis: 5000 });
+  const [k] = keysIn(3, [1]);
+  try {
+    // every lane opened and idle first: the case where a lane looks free while its connection is being handed out
+    const opened = await Promise.all([lanes.connect(k), lanes.connect(k), lanes.connect(k)]);
+    for (const c of opened) c.release();
+    await new Promise((r) => setImmediate(r));
+    assert.equal(lanes.idleCount, 3);
+    const again = await soon(Promise.all([lanes.connect(k), lanes.connect(k), lanes.connect(k)]));
+    const pids = await Promise.all(again.map(backend));
+    assert.equal(new Set(pids).size, 3, 'three connections');
+    for (const c of again) c.release();
+  } finally {
+    await lanes.end();
+  }
+});
+
+test('[postgres] those waiting are served in the order they came; a connection released broken is replaced for the next', { skip }, async () => {
+  const lanes = new PoolLanes({ connectionString: PG_ADMIN_URL, max: 1, connectionTimeoutMillis: 5000 });
+  try {
+    const held = await lanes.connect('p_a');
+    const first = await backend(held);
+    const order: string[] = [];
+    const waiting = ['w1', 'w2', 'w3'].map((name, i) => lanes.connect(`p_${i}`).then((c) => (order.push(name), c)));
+    await new Promise((r) => setTimeout(r, 20));
+    assert.equal(lanes.waitingCount, 3);
+    held.release(new Error('broken'));
+    const w1 = await soon(waiting[0]!);
+    assert.notEqual(await backend(w1), first, 'a new connection in place of the broken one');
+    w1.release();
+    const w2 = await soon(waiting[1]!);
+    w2.release();
+    const w3 = await soon(waiting[2]!);
+    w3.release();
+    assert.deepEqual(order, ['w1', 'w2', 'w3']);
+    assert.equal(lanes.waitingCount, 0);
+  } finally {
+    await lanes.end();
   }
 });

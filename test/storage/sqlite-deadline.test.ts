@@ -58,8 +58,34 @@ test('many connections armed and disarmed in any order, some closed while armed:
     target.set(50);
     assert.equal(slow(target.db, 50_000_000).error, 'SQLITE_INTERRUPT');
     target.set(0);
+    // set again while armed: the later deadline is the one kept (a shorter one interrupts)
+    const other = open[8]!;
+    other.set(60_000);
+    other.set(50);
+    assert.equal(slow(other.db, 50_000_000).error, 'SQLITE_INTERRUPT');
+    other.set(0);
+    assert.equal(slow(other.db, 300_000).error, null);
   } finally {
     for (const c of conns) if (c.db.open) c.db.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a fraction of a millisecond is a deadline, not none (as an integer it would be 0)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'bp-deadline-'));
+  const db = openConnection(join(dir, 'p.db'), { extension: sqliteDeadlineLibrary() });
+  try {
+    const set = deadlineSetter(db);
+    set(0.4);
+    assert.equal(slow(db, 50_000_000).error, 'SQLITE_INTERRUPT');
+    set(0);
+    // straight to the extension, bound as a double
+    db.prepare('SELECT bp_set_deadline(?)').get(0.4);
+    assert.equal(slow(db, 50_000_000).error, 'SQLITE_INTERRUPT');
+    set(0);
+    assert.equal(slow(db, 300_000).error, null);
+  } finally {
+    db.close();
     rmSync(dir, { recursive: true, force: true });
   }
 });

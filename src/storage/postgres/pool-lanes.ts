@@ -11,9 +11,11 @@
 // twentieth with the default pool size) and keeps their statements and plans; lanes of two
 // connections spread each project's statements over both and stayed at 1.8x.
 //
-// Data statements never take every connection (the engine's fair gate admits PLATFORM_RESERVE
-// fewer), so a free one is found at once; a statement waits only when none is free, for the first
-// one released. The platform's statements (no project) take the first free lane.
+// A statement waits only when no connection is free, for the first one released. The engine's fair
+// gate admits PLATFORM_RESERVE fewer data statements than there are connections, but the
+// statements that resolve a caller (its key, its session) are not gated: a flood of requests can
+// still take every connection, as with one pool. The platform's statements (no project) take the
+// first free lane.
 import { pg, type Pool, type PoolClient } from './pg-driver.ts';
 
 type PoolConfig = ConstructorParameters<typeof pg.Pool>[0] & { max: number };
@@ -22,12 +24,17 @@ interface Waiter {
   resolve(client: PoolClient): void;
   reject(err: Error): void;
   timer?: NodeJS.Timeout;
+  /** the connect timeout passed (while waiting, or while the connection it was given was opening) */
+  timedOut: boolean;
 }
+
+const TIMEOUT_MESSAGE = 'timeout exceeded when trying to connect';
 
 export class PoolLanes {
   private readonly lanes: Pool[];
   /** statements waiting for any lane, first come first served */
   private readonly waiters: Waiter[] = [];
+  private ending = false;
 
   constructor(private readonly config: PoolConfig) {
     this.lanes = Array.from({ length: Math.max(1, config.max) }, () => new pg.Pool({ ...config, max: 1 }));
@@ -58,21 +65,23 @@ export class PoolLanes {
 
   /**
    * A connection for a statement of `key` (a project's schema; none: the platform's): its own
-   * lane's if free, else the next free one; when none is, the first released, within the connect
-   * timeout.
+   * lane's if free, else the next free one; when none is, the first released. The connect timeout
+   * bounds the whole: the wait and the connection's opening.
    */
   connect(key?: string): Promise<PoolClient> {
+    if (this.ending) return Promise.reject(new Error('Client was closed: the pool is ending'));
     const lane = this.waiters.length === 0 ? this.free(key === undefined ? 0 : laneOf(key, this.lanes.length)) : undefined;
     if (lane) return this.take(lane);
     return new Promise((resolve, reject) => {
-      const waiter: Waiter = { resolve, reject };
+      const waiter: Waiter = { resolve, reject, timedOut: false };
       const ms = this.config.connectionTimeoutMillis;
-      if (ms) waiter.timer = setTimeout(() => this.giveUp(waiter), ms);
+      if (ms) waiter.timer = setTimeout(() => this.giveUp(waiter), ms).unref();
       this.waiters.push(waiter);
     });
   }
 
   async end(): Promise<void> {
+    this.ending = true;
     for (const w of this.waiters.splice(0)) this.fail(w, new Error('Client was closed: the pool is ending'));
     await Promise.all(this.lanes.map((p) => p.end()));
   }
@@ -89,7 +98,12 @@ export class PoolLanes {
 
   /** A failed connection attempt frees its lane without a release: the waiters may take it. */
   private take(lane: Pool): Promise<PoolClient> {
-    const client = lane.connect();
+    let client: Promise<PoolClient>;
+    try {
+      client = lane.connect();
+    } catch (err) {
+      client = Promise.reject(err);
+    }
     client.catch(() => process.nextTick(() => this.serve()));
     return client;
   }
@@ -99,14 +113,23 @@ export class PoolLanes {
       const lane = this.free(0);
       if (!lane) return;
       const w = this.waiters.shift()!;
-      clearTimeout(w.timer);
-      this.take(lane).then(w.resolve, w.reject);
+      this.take(lane).then(
+        (client) => {
+          if (w.timedOut) return client.release(); // given up meanwhile: the connection goes back
+          clearTimeout(w.timer);
+          w.resolve(client);
+        },
+        (err: Error) => this.fail(w, err),
+      );
     }
   }
 
   private giveUp(w: Waiter): void {
+    w.timedOut = true;
     const i = this.waiters.indexOf(w);
-    if (i >= 0) this.fail(this.waiters.splice(i, 1)[0]!, new Error('timeout exceeded when trying to connect'));
+    // still waiting: refused now; being given a connection: refused now, the connection released when it comes
+    if (i >= 0) this.waiters.splice(i, 1);
+    w.reject(new Error(TIMEOUT_MESSAGE));
   }
 
   private fail(w: Waiter, err: Error): void {

@@ -71,7 +71,7 @@ const namesOf = (client: PoolClient): PreparedNames => {
 interface Statement {
   text: string;
   name: string;
-  /** it ran before (while remembered here): only then is it prepared (PgDb.prepares) */
+  /** it ran before (while remembered here): only then is it prepared, unless the connection holds it already (PgDb.prepares) */
   ranBefore: boolean;
 }
 
@@ -193,19 +193,23 @@ class Lease {
     return failures.has(this.client);
   }
 
-  /** `name`: run as that prepared statement; `owner`: the project it reads (none: the platform's) */
-  async query(text: string, values: readonly SqlParam[], opts: { timeoutMs?: number; name?: string; owner?: StatementOwner } = {}): Promise<QueryResult> {
+  /**
+   * `name`: run as that prepared statement, if `firstRun` only when this connection holds it
+   * already (PgDb.prepares); `owner`: the project it reads (none: the platform's)
+   */
+  async query(text: string, values: readonly SqlParam[], opts: { timeoutMs?: number; name?: string; firstRun?: boolean; owner?: StatementOwner } = {}): Promise<QueryResult> {
     // the protocol counts parameters in 16 bits: pg would send a malformed Bind message
     if (values.length > PG_MAX_PARAMS) throw new AppError('query_too_complex.bound_values', { limit: PG_MAX_PARAMS });
     const config: QueryConfig = { text, values: values as unknown[] };
     // query_timeout (per query; pg reads it, its types omit it) overrides the pool's for this statement
     if (opts.timeoutMs) Object.assign(config, { query_timeout: opts.timeoutMs });
-    if (opts.name) config.name = namesOf(this.client).name(opts.name, opts.owner);
+    const names = namesOf(this.client);
+    if (opts.name && (!opts.firstRun || names.holds(opts.name))) config.name = names.name(opts.name, opts.owner);
     try {
       return await this.client.query(config);
     } catch (err) {
       // named here but never parsed (one parsed before, or now, pg has on record): the server holds nothing under it
-      if (config.name && !parsedBy(this.client, config.name)) namesOf(this.client).forget(config.name, opts.owner);
+      if (config.name && !parsedBy(this.client, config.name)) names.forget(config.name, opts.owner);
       const translated = translatePgError(err);
       if (translated instanceof DatabaseUnavailable && !failures.has(this.client)) failures.set(this.client, err as Error);
       throw translated;
@@ -247,7 +251,8 @@ export class PgDb implements Db {
     const text = st.text;
     if (this.lease && params.length === 0) this.lease.schemaTouched = true;
     const opts = {
-      name: this.prepares(st, params, this.lease) ? (this.version === null ? st.name : `${st.name}_${this.version}`) : undefined,
+      name: this.prepares(params, this.lease) ? (this.version === null ? st.name : `${st.name}_${this.version}`) : undefined,
+      firstRun: !st.ranBefore,
       owner: this.owner,
     };
     st.ranBefore = true;
@@ -265,13 +270,14 @@ export class PgDb implements Db {
    * that follow one in a transaction: a table altered there (and maybe rolled back) may have other
    * types than the version the statement would be named under, and a statement prepared against it
    * would keep them (a column re-added as text after a rolled-back integer one got bigint params).
-   * Nor is one the first time it runs: statements that run once (a project's first request
+   * Nor is one the first time it runs (Lease.query), unless the connection holds it already (its
+   * text left `statements` meanwhile): statements that run once (a project's first request
    * resolves its caller the long way, four statements it will not send again while its guarded
    * read holds) would take the places of those that run again, which then ran unnamed, parsed
    * and planned each time (1,000 projects read at random: 10-30% of reads, measured).
    */
-  private prepares(st: Statement, params: readonly SqlParam[], lease: Lease | null): boolean {
-    return st.ranBefore && params.length > 0 && !lease?.schemaTouched;
+  private prepares(params: readonly SqlParam[], lease: Lease | null): boolean {
+    return params.length > 0 && !lease?.schemaTouched;
   }
 
   async all<T>(sql: string, params: readonly SqlParam[] = []): Promise<T[]> {

@@ -65,6 +65,11 @@ export class PreparedNames {
     this.shares.set(project, share);
   }
 
+  /** Whether a statement is named here already. */
+  holds(name: string): boolean {
+    return this.names.has(name);
+  }
+
   /** A statement named here that the server refused to parse: it holds nothing under that name. */
   forget(name: string, owner?: StatementOwner): void {
     if (!this.names.delete(name) || !owner) return;

@@ -14,7 +14,9 @@ const CLEAR_ATTEMPTS = 5;
 export function deadlineSetter(db: Database.Database): (ms: number) => void {
   const st = db.prepare('SELECT bp_set_deadline(?)');
   return (ms) => {
-    if (ms > 0) return void st.get(ms);
+    // whole milliseconds, at least one: a fraction bound as such (a double) is cut to 0 in C,
+    // which would clear the deadline instead (an inline attempt's last fraction of a millisecond)
+    if (ms > 0) return void st.get(Math.max(1, Math.ceil(ms)));
     for (let attempt = 1; ; attempt++) {
       try {
         return void st.get(0);
