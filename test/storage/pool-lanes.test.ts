@@ -5,7 +5,7 @@
 // server (statements that read nothing).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { laneOf, PoolLanes } from '../../src/storage/postgres/pool-lanes.ts';
+import { laneOf, laneRoute, PoolLanes } from '../../src/storage/postgres/pool-lanes.ts';
 import { PG_ADMIN_URL, testEngines } from '../support/postgres.ts';
 import type { PoolClient } from '../../src/storage/postgres/pg-driver.ts';
 
@@ -151,6 +151,48 @@ test('[postgres] those waiting are served in the order they came; a connection r
     w3.release();
     assert.deepEqual(order, ['w1', 'w2', 'w3']);
     assert.equal(lanes.waitingCount, 0);
+  } finally {
+    await lanes.end();
+  }
+});
+
+test('a key’s route meets every lane; keys with the same lane spill along different steps', () => {
+  for (const n of [1, 2, 3, 4, 20, 21]) {
+    for (let k = 0; k < 50; k++) {
+      const { own, step } = laneRoute(`p_route${k}`, n);
+      const met = new Set(Array.from({ length: n }, (_, i) => (own + i * step) % n));
+      assert.equal(met.size, n, `${n} lanes, step ${step}`);
+    }
+  }
+  // projects whose own lane is the same do not all spill onto the same next lane
+  const home = Array.from({ length: 400 }, (_, i) => `p_spill${i}`).filter((k) => laneOf(k, 20) === 3);
+  const firstSpill = new Set(home.map((k) => {
+    const { own, step } = laneRoute(k, 20);
+    return (own + step) % 20;
+  }));
+  assert.ok(home.length >= 8 && firstSpill.size >= 4, `${home.length} keys on lane 3 spill onto ${firstSpill.size} lanes`);
+});
+
+test('[postgres] two projects whose lane is busy spill onto the lanes their steps give', { skip }, async () => {
+  const n = 5;
+  const lanes = new PoolLanes({ connectionString: PG_ADMIN_URL, max: n, connectionTimeoutMillis: 5000 });
+  try {
+    const keys = Array.from({ length: 400 }, (_, i) => `p_step${i}`);
+    const a = keys.find((k) => laneRoute(k, n).own === 0 && laneRoute(k, n).step === 1)!;
+    const b = keys.find((k) => laneRoute(k, n).own === 0 && laneRoute(k, n).step === 2)!;
+    // every lane opened once, so that each has a known backend
+    const all = await Promise.all(Array.from({ length: n }, () => lanes.connect()));
+    const pids = await Promise.all(all.map(backend));
+    for (const c of all) c.release();
+    await new Promise((r) => setImmediate(r));
+    const byLane = (pid: number) => pids.indexOf(pid);
+    const held = await lanes.connect(a);
+    assert.equal(byLane(await backend(held)), 0);
+    const ca = await lanes.connect(a);
+    const cb = await lanes.connect(b);
+    assert.equal(byLane(await backend(ca)), 1, 'step 1: the lane after');
+    assert.equal(byLane(await backend(cb)), 2, 'step 2: two lanes on');
+    for (const c of [held, ca, cb]) c.release();
   } finally {
     await lanes.end();
   }

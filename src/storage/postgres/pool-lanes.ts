@@ -1,6 +1,6 @@
 // The engine's connections, each in a lane of its own (a pool of one), every project with a lane of
 // its own (by a hash of its schema): a statement runs on its project's connection unless that one
-// is busy, and then on the next free one.
+// is busy, and then on the next free one along the project's own step (LaneRoute).
 //
 // Why: a connection keeps the prepared statements of the projects it serves (prepared-names.ts, at
 // most 256), and PostgreSQL plans a prepared statement for its values the first five times it
@@ -70,7 +70,7 @@ export class PoolLanes {
    */
   connect(key?: string): Promise<PoolClient> {
     if (this.ending) return Promise.reject(new Error('Client was closed: the pool is ending'));
-    const lane = this.waiters.length === 0 ? this.free(key === undefined ? 0 : laneOf(key, this.lanes.length)) : undefined;
+    const lane = this.waiters.length === 0 ? this.free(key === undefined ? PLATFORM_ROUTE : laneRoute(key, this.lanes.length)) : undefined;
     if (lane) return this.take(lane);
     return new Promise((resolve, reject) => {
       const waiter: Waiter = { resolve, reject, timedOut: false };
@@ -86,11 +86,11 @@ export class PoolLanes {
     await Promise.all(this.lanes.map((p) => p.end()));
   }
 
-  /** Lane `own` if it is free, else the next free one. */
-  private free(own: number): Pool | undefined {
+  /** The route's own lane if it is free, else the next free one along its step. */
+  private free({ own, step }: LaneRoute): Pool | undefined {
     const n = this.lanes.length;
     for (let i = 0; i < n; i++) {
-      const lane = this.lanes[(own + i) % n]!;
+      const lane = this.lanes[(own + i * step) % n]!;
       if (lane.waitingCount === 0 && (lane.idleCount > 0 || lane.totalCount === 0)) return lane;
     }
     return undefined;
@@ -110,7 +110,7 @@ export class PoolLanes {
 
   private serve(): void {
     while (this.waiters.length > 0) {
-      const lane = this.free(0);
+      const lane = this.free(PLATFORM_ROUTE);
       if (!lane) return;
       const w = this.waiters.shift()!;
       this.take(lane).then(
@@ -144,9 +144,42 @@ export class PoolLanes {
   }
 }
 
-/** A stable lane for a key (FNV-1a of its UTF-16 units): the same on every node and after every restart. */
-export function laneOf(key: string, lanes: number): number {
+/**
+ * Where a key's statements go: its own lane, and when that one is busy the next free one `step`
+ * lanes on, and so on round. The step is the key's too (prime to the number of lanes, so that the
+ * round meets every lane): the projects whose lanes a busy project has taken spill over different
+ * lanes, rather than all onto the first free one after them, whose named statements they would
+ * turn over.
+ */
+export interface LaneRoute {
+  own: number;
+  step: number;
+}
+
+const PLATFORM_ROUTE: LaneRoute = { own: 0, step: 1 };
+
+/** FNV-1a of a key's UTF-16 units: the same on every node and after every restart. */
+function hashOf(key: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
-  return (h >>> 0) % lanes;
+  return h >>> 0;
 }
+
+const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
+
+/** The steps prime to `lanes`, by number of lanes. */
+const STEPS = new Map<number, number[]>();
+function stepsOf(lanes: number): number[] {
+  let steps = STEPS.get(lanes);
+  if (!steps) STEPS.set(lanes, (steps = Array.from({ length: Math.max(1, lanes - 1) }, (_, i) => i + 1).filter((k) => gcd(k, lanes) === 1)));
+  return steps;
+}
+
+export function laneRoute(key: string, lanes: number): LaneRoute {
+  const h = hashOf(key);
+  const steps = stepsOf(lanes);
+  return { own: h % lanes, step: steps[(h >>> 16) % steps.length]! };
+}
+
+/** A key's own lane. */
+export const laneOf = (key: string, lanes: number): number => laneRoute(key, lanes).own;
