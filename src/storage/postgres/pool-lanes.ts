@@ -29,6 +29,7 @@ interface Waiter {
 }
 
 const TIMEOUT_MESSAGE = 'timeout exceeded when trying to connect';
+const ENDING_MESSAGE = 'Client was closed: the pool is ending';
 
 export class PoolLanes {
   private readonly lanes: Pool[];
@@ -38,8 +39,9 @@ export class PoolLanes {
 
   constructor(private readonly config: PoolConfig) {
     this.lanes = Array.from({ length: Math.max(1, config.max) }, () => new pg.Pool({ ...config, max: 1 }));
-    // pg-pool tells of a release before the connection is idle again (or gone, if it broke)
-    for (const lane of this.lanes) lane.on('release', () => process.nextTick(() => this.serve()));
+    // pg-pool tells of a release before the connection is idle again (or gone, if it broke); with
+    // nobody waiting (nearly always) there is nothing to do, on the path of every statement
+    for (const lane of this.lanes) lane.on('release', () => this.waiters.length > 0 && process.nextTick(() => this.serve()));
   }
 
   /** Every lane's pool, for listeners that each pool needs (postgres-db.ts watchPool). */
@@ -69,7 +71,7 @@ export class PoolLanes {
    * bounds the whole: the wait and the connection's opening.
    */
   connect(key?: string): Promise<PoolClient> {
-    if (this.ending) return Promise.reject(new Error('Client was closed: the pool is ending'));
+    if (this.ending) return Promise.reject(new Error(ENDING_MESSAGE));
     const lane = this.waiters.length === 0 ? this.free(key === undefined ? PLATFORM_ROUTE : laneRoute(key, this.lanes.length)) : undefined;
     if (lane) return this.take(lane);
     return new Promise((resolve, reject) => {
@@ -82,7 +84,7 @@ export class PoolLanes {
 
   async end(): Promise<void> {
     this.ending = true;
-    for (const w of this.waiters.splice(0)) this.fail(w, new Error('Client was closed: the pool is ending'));
+    for (const w of this.waiters.splice(0)) this.fail(w, new Error(ENDING_MESSAGE));
     await Promise.all(this.lanes.map((p) => p.end()));
   }
 

@@ -203,13 +203,15 @@ class Lease {
     const config: QueryConfig = { text, values: values as unknown[] };
     // query_timeout (per query; pg reads it, its types omit it) overrides the pool's for this statement
     if (opts.timeoutMs) Object.assign(config, { query_timeout: opts.timeoutMs });
-    const names = namesOf(this.client);
-    if (opts.name && (!opts.firstRun || names.holds(opts.name))) config.name = names.name(opts.name, opts.owner);
+    if (opts.name) {
+      const names = namesOf(this.client);
+      if (!opts.firstRun || names.holds(opts.name)) config.name = names.name(opts.name, opts.owner);
+    }
     try {
       return await this.client.query(config);
     } catch (err) {
       // named here but never parsed (one parsed before, or now, pg has on record): the server holds nothing under it
-      if (config.name && !parsedBy(this.client, config.name)) names.forget(config.name, opts.owner);
+      if (config.name && !parsedBy(this.client, config.name)) namesOf(this.client).forget(config.name, opts.owner);
       const translated = translatePgError(err);
       if (translated instanceof DatabaseUnavailable && !failures.has(this.client)) failures.set(this.client, err as Error);
       throw translated;
