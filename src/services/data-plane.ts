@@ -116,7 +116,7 @@ export class DataPlaneService {
     const now = this.clock.now();
     const credentials = { keyHash: hashToken(apiKey), session: sessionOf(userToken) };
     try {
-      const db = await this.engine.project(projectId);
+      const db = await this.engine.callers(projectId);
       const row = (await db.get<CallerRow>(
         `SELECT (SELECT version FROM ${db.t('_bp_meta')} WHERE id = 1) AS version,
            k.id AS key_id, k.permissions, k.expires_at, k.last_used_at,

@@ -94,6 +94,14 @@ export interface Engine {
   /** Opens (cached) the store of an existing project: for the platform's own records in it. */
   project(projectId: string): Promise<Db>;
   /**
+   * The same store, for the records a data-plane request reads to learn who calls (its API key and
+   * end-user session), before anything proves the caller may: each statement takes one of the
+   * project's slots of the engine's capacity, as data()'s do, so that a flood of requests against
+   * one project, with valid credentials or not, waits on that project's share (or is refused, 503
+   * project_busy) instead of taking the capacity every project needs.
+   */
+  callers(projectId: string): Promise<Db>;
+  /**
    * The store of an existing project, for statements over the project's own tables, whose cost the
    * caller's filters and policies decide: each statement is bounded by the statement timeout and
    * runs under the project's fair share of the engine's capacity (SQLite: worker threads, off the

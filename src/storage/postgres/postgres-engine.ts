@@ -178,6 +178,10 @@ export class PostgresEngine implements Engine {
     return new PgDb(this.pool, PostgresEngine.schemaOf(projectId));
   }
 
+  async callers(projectId: string): Promise<Db> {
+    return new GatedDb(await this.project(projectId), this.gate, projectId);
+  }
+
   async data(projectId: string, schemaVersion: number): Promise<Db> {
     await this.ensure(projectId, false);
     return new GatedDb(new PgDb(this.pool, PostgresEngine.schemaOf(projectId), schemaVersion), this.gate, projectId);

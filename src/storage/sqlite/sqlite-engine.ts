@@ -197,6 +197,11 @@ export class SqliteEngine implements Engine {
     return this.openProject(projectId, false);
   }
 
+  /** The main thread's connection: its statements run one at a time, never holding a worker. */
+  callers(projectId: string): Promise<Db> {
+    return this.openProject(projectId, false);
+  }
+
   async data(projectId: string): Promise<Db> {
     const main = await this.openProject(projectId, false); // exists and is migrated
     return new HybridDb(main, this.workers.db(projectId), this.inline, projectId);

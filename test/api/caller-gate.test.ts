@@ -1,0 +1,53 @@
+// Who calls the data plane is read from the project's store before anything proves the caller may
+// (storage/engine.ts callers()). On PostgreSQL those statements wait for a slot of the project's
+// share of the pool, as its data statements do, so a flood of requests against one project, with
+// valid credentials or not, cannot take the connections another project needs. Nothing here
+// measures time: A's share is held by transactions the test controls.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { describeEngines, expectError } from '../support/app.ts';
+import { dataPlane } from '../support/data-plane.ts';
+
+await describeEngines('the data-plane caller is resolved under the project share', (ctx, kind) => {
+  test('with its share held, a project resolves no caller, valid or not, while another answers; then both answer as before', { skip: kind !== 'postgres' && 'the embedded engine resolves callers on the main thread, holding no worker' }, async () => {
+    const A = await dataPlane(ctx());
+    const B = await dataPlane(ctx());
+    await A.createTable('notes', [{ name: 'title', type: 'text' }]);
+    await B.createTable('notes', [{ name: 'title', type: 'text' }]);
+    const { engine } = ctx();
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const data = await engine.data(A.pid, 0);
+    // (PG_POOL_SIZE 8 in tests: 6 slots, 3 per project)
+    const share = 3;
+    const holders = Array.from({ length: share }, () => data.tx(async (tx) => {
+      await tx.get('SELECT 1 AS one');
+      await held;
+    }));
+    while (engine.stats().gate.inUse < share) await new Promise((r) => setTimeout(r, 5));
+
+    const settled: string[] = [];
+    const bogus = A.rest('GET', 'notes', { key: randomBytes(32).toString('hex') }).finally(() => settled.push('bogus'));
+    const valid = A.rest('GET', 'notes').finally(() => settled.push('valid'));
+    for (let i = 0; i < 5; i++) assert.equal((await B.rest('GET', 'notes')).status, 200);
+    assert.deepEqual(settled, [], "A's requests wait for its share");
+    assert.equal(engine.stats().gate.queued, 2, 'each waits for a slot of the gate');
+
+    release();
+    await Promise.all(holders);
+    expectError(await bogus, 401, 'invalid_api_key');
+    assert.equal((await valid).status, 200);
+  });
+
+  test('a flood of token-shaped keys against one project is answered 401 or 503 project_busy, and another project keeps answering', async () => {
+    const A = await dataPlane(ctx());
+    const B = await dataPlane(ctx());
+    await B.createTable('notes', [{ name: 'title', type: 'text' }]);
+    const flood = Array.from({ length: 200 }, () => A.rest('GET', 'notes', { key: randomBytes(32).toString('hex') }));
+    for (let i = 0; i < 5; i++) assert.equal((await B.rest('GET', 'notes')).status, 200);
+    const answers = await Promise.all(flood);
+    for (const res of answers) assert.ok(res.status === 401 || res.body.code === 'project_busy', `${res.status} ${JSON.stringify(res.body)}`);
+    assert.ok(answers.some((r) => r.status === 401));
+  });
+});
