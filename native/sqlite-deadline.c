@@ -36,22 +36,49 @@
  * - the page cache (sqlite3_db_release_memory): with it goes the cache's first allocation of 20
  *   pages (about 86 KiB), made and touched at the first read; the next statement reads its pages
  *   again from the operating system's cache;
- * - the process's mapping of the WAL index (32 KiB, the -shm file): Linux maps every page of it at
- *   the first read (fault-around), and it stays counted in the process's resident memory. The
- *   pages are dropped from the mapping (MADV_DONTNEED), not from the file: they stay in the
- *   system's page cache, and the next access maps them again with their current content, from
- *   this connection or any other of the process (SQLite maps a file's index once per process).
+ * - the process's mapping of the WAL index (32 KiB, the -shm file) but its first page: Linux maps
+ *   every page of it at the first read (fault-around), and it stays counted in the process's
+ *   resident memory. The pages are dropped from the mapping (MADV_DONTNEED), not from the file:
+ *   they stay in the system's page cache, and the next access maps them again with their current
+ *   content, from this connection or any other of the process (SQLite maps a file's index once per
+ *   process). The first page holds the index's header, which every transaction reads; a reader of a
+ *   WAL whose frames are all copied into the database reads nothing else of it (it reads the
+ *   database file), so once the WAL is checkpointed a released file is read without a fault.
+ * - and when the WAL holds frames not yet copied into the database, it queues the file for a
+ *   checkpoint by a thread of this library (below).
+ *
+ * A small project's WAL stays below SQLite's own checkpoint (1000 pages) for as long as the project
+ * lives, and every read of a released file would look its pages up in the rest of the index, which
+ * the release dropped and the read faults in again (about 70 us a read, 1,000 projects read at
+ * random). So the checkpoint thread copies the WAL of each file queued into its database (PASSIVE:
+ * it never waits for a lock), on a connection of its own, opened for it and closed after, and
+ * drops the index pages the copy read. With synchronous =
+ * NORMAL a checkpoint is where the WAL and the database are synced (two fsyncs): on no thread that
+ * serves requests, and on no JavaScript worker (each costs about 16 MiB). A file is queued once
+ * however often it is found, in the order found, at most CHECKPOINT_QUEUE_MAX at a time (the rest
+ * are found again at their next release). For tests:
+ *   SELECT bp_checkpoints_pending()   -- files queued or being checkpointed
  */
 #include "sqlite3ext.h"
 SQLITE_EXTENSION_INIT1
 #include <pthread.h>
 #include <time.h>
 #ifndef _WIN32
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #endif
 
 #define REPEAT_NS 10000000 /* 10 ms */
 #define WAL_INDEX_REGION 32768 /* SQLite maps the WAL index in regions of this size */
+/* In the index's first region (https://www.sqlite.org/walformat.html): the last valid frame
+   (mxFrame, in the first copy of the header) and the frames copied into the database (nBackfill,
+   first field of the checkpoint information after the header's two copies); both u32. */
+#define WAL_MX_FRAME 16
+#define WAL_N_BACKFILL 96
 
 typedef struct Conn {
   sqlite3 *db;
@@ -154,21 +181,125 @@ static void set_deadline(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
 }
 
 #ifndef _WIN32
-/* Drops the resident pages of the WAL index's mapping. Only once the WAL is open (the journal
-   pointer is then the WAL file, an open one): the index is mapped by then, and asking for a region
-   of a file whose index is not open would open it. The engine never uses exclusive locking mode,
-   where the index would be in the heap. */
-static void unmap_wal_index(sqlite3 *db) {
+/* Drops the resident pages of the WAL index's mapping, but the first one; returns 1 when the WAL
+   holds frames not yet copied into the database. Only once the WAL is open (the journal pointer is
+   then the WAL file, an open one): the index is mapped by then, and asking for a region of a file
+   whose index is not open would open it. The engine never uses exclusive locking mode, where the
+   index would be in the heap. The header is read without the lock SQLite reads it under: a
+   hint, which a concurrent writer can make stale at once. */
+static int unmap_wal_index(sqlite3 *db) {
   sqlite3_file *file = 0, *wal = 0;
-  int region;
-  if (sqlite3_file_control(db, "main", SQLITE_FCNTL_JOURNAL_POINTER, &wal) != SQLITE_OK || wal == 0 || wal->pMethods == 0) return;
-  if (sqlite3_file_control(db, "main", SQLITE_FCNTL_FILE_POINTER, &file) != SQLITE_OK || file == 0 || file->pMethods == 0 || file->pMethods->iVersion < 2) return;
+  long page = sysconf(_SC_PAGESIZE);
+  int region, backlog = 0;
+  if (page <= 0 || page > WAL_INDEX_REGION) page = WAL_INDEX_REGION;
+  if (sqlite3_file_control(db, "main", SQLITE_FCNTL_JOURNAL_POINTER, &wal) != SQLITE_OK || wal == 0 || wal->pMethods == 0) return 0;
+  if (sqlite3_file_control(db, "main", SQLITE_FCNTL_FILE_POINTER, &file) != SQLITE_OK || file == 0 || file->pMethods == 0 || file->pMethods->iVersion < 2) return 0;
   /* the regions mapped so far: with bExtend 0 none is added, and p is 0 past the last one */
   for (region = 0;; region++) {
     void volatile *p = 0;
+    long keep = region == 0 ? page : 0;
     if (file->pMethods->xShmMap(file, region, WAL_INDEX_REGION, 0, &p) != SQLITE_OK || p == 0) break;
-    madvise((void *)p, WAL_INDEX_REGION, MADV_DONTNEED);
+    if (region == 0) {
+      volatile unsigned char *hdr = (volatile unsigned char *)p;
+      backlog = *(volatile unsigned int *)(hdr + WAL_MX_FRAME) != *(volatile unsigned int *)(hdr + WAL_N_BACKFILL);
+    }
+    madvise((char *)p + keep, WAL_INDEX_REGION - keep, MADV_DONTNEED);
   }
+  return backlog;
+}
+
+/* ---- the checkpoint thread */
+#define CHECKPOINT_QUEUE_MAX 4096
+typedef struct Due {
+  struct Due *next;
+  char path[1]; /* the database file's, NUL-terminated */
+} Due;
+
+static pthread_mutex_t due_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t due_wake = PTHREAD_COND_INITIALIZER;
+static pthread_once_t checkpointer_started = PTHREAD_ONCE_INIT;
+static int checkpointer_failed = 0;
+static Due *due_first = 0, *due_last = 0;
+static int due_count = 0; /* queued, plus the one being checkpointed */
+
+/* Copies the WAL of `path` into its database, on a connection of its own with the engine's
+   settings (the WAL and index stay, closing does not checkpoint again). The project may have been
+   deleted meanwhile: opening then fails, or, in the moment between the deletion of the database
+   and of its WAL, this connection may create the WAL and index anew: removed again after. */
+static void checkpoint_file(const char *path) {
+  sqlite3 *db = 0;
+  int persist_wal = 1;
+  struct stat st;
+  char *sidecar;
+  if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, 0) == SQLITE_OK) {
+    sqlite3_file_control(db, "main", SQLITE_FCNTL_PERSIST_WAL, &persist_wal);
+    sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, (int *)0);
+    /* a connection opens the WAL at its first transaction; this one reads no schema */
+    if (sqlite3_exec(db, "PRAGMA schema_version", 0, 0, 0) == SQLITE_OK) sqlite3_wal_checkpoint_v2(db, "main", SQLITE_CHECKPOINT_PASSIVE, 0, 0);
+    unmap_wal_index(db);
+  }
+  sqlite3_close(db);
+  if (stat(path, &st) == 0 || errno != ENOENT) return;
+  if ((sidecar = sqlite3_mprintf("%s-wal", path)) != 0) unlink(sidecar);
+  sqlite3_free(sidecar);
+  if ((sidecar = sqlite3_mprintf("%s-shm", path)) != 0) unlink(sidecar);
+  sqlite3_free(sidecar);
+}
+
+static void *checkpointer(void *arg) {
+  (void)arg;
+  pthread_mutex_lock(&due_lock);
+  for (;;) {
+    Due *d;
+    while (due_first == 0) pthread_cond_wait(&due_wake, &due_lock);
+    d = due_first;
+    due_first = d->next;
+    if (due_first == 0) due_last = 0;
+    pthread_mutex_unlock(&due_lock);
+    checkpoint_file(d->path);
+    free(d);
+    pthread_mutex_lock(&due_lock);
+    due_count--;
+  }
+  return 0;
+}
+
+static void start_checkpointer(void) {
+  pthread_t thread;
+  if (pthread_create(&thread, 0, checkpointer, 0) != 0) checkpointer_failed = 1;
+  else pthread_detach(thread);
+}
+
+static void queue_checkpoint(const char *path) {
+  size_t n;
+  Due *d;
+  if (path == 0 || *path == 0) return;
+  pthread_once(&checkpointer_started, start_checkpointer);
+  if (checkpointer_failed) return; /* no checkpoints: SQLite's own still run */
+  n = strlen(path);
+  pthread_mutex_lock(&due_lock);
+  for (d = due_first; d; d = d->next)
+    if (strcmp(d->path, path) == 0) break;
+  if (d == 0 && due_count < CHECKPOINT_QUEUE_MAX && (d = malloc(sizeof *d + n)) != 0) {
+    memcpy(d->path, path, n + 1);
+    d->next = 0;
+    if (due_last) due_last->next = d;
+    else due_first = d;
+    due_last = d;
+    due_count++;
+    pthread_cond_signal(&due_wake);
+  }
+  pthread_mutex_unlock(&due_lock);
+}
+
+static void checkpoints_pending(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  int n;
+  (void)argc;
+  (void)argv;
+  pthread_mutex_lock(&due_lock);
+  n = due_count;
+  pthread_mutex_unlock(&due_lock);
+  sqlite3_result_int(ctx, n);
 }
 #endif
 
@@ -178,7 +309,7 @@ static void release_memory(sqlite3_context *ctx, int argc, sqlite3_value **argv)
   (void)argv;
   sqlite3_db_release_memory(db);
 #ifndef _WIN32
-  unmap_wal_index(db);
+  if (unmap_wal_index(db)) queue_checkpoint(sqlite3_db_filename(db, "main"));
 #endif
   sqlite3_result_null(ctx);
 }
@@ -218,5 +349,8 @@ int sqlite3_sqlitedeadline_init(sqlite3 *db, char **err, const sqlite3_api_routi
   /* DIRECTONLY: callable from top-level SQL only, never from a trigger or view in a project file.
      On failure SQLite calls forget(c) itself. */
   if (sqlite3_create_function_v2(db, "bp_set_deadline", 1, SQLITE_UTF8 | SQLITE_DIRECTONLY, c, set_deadline, 0, 0, forget) != SQLITE_OK) return SQLITE_ERROR;
+#ifndef _WIN32
+  if (sqlite3_create_function(db, "bp_checkpoints_pending", 0, SQLITE_UTF8 | SQLITE_DIRECTONLY, 0, checkpoints_pending, 0, 0) != SQLITE_OK) return SQLITE_ERROR;
+#endif
   return sqlite3_create_function(db, "bp_release_memory", 0, SQLITE_UTF8 | SQLITE_DIRECTONLY, 0, release_memory, 0, 0);
 }

@@ -5,15 +5,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { SqliteEngine, type SqliteEngineOptions } from '../../src/storage/sqlite/sqlite-engine.ts';
 import { quoteIdent } from '../../src/storage/engine.ts';
 import { projectMigrations } from '../../src/storage/schema.ts';
-import { DEFAULT_OPEN_PROJECTS, FDS_PER_PROJECT, MAIN_THREAD_WARM, WORKER_OPEN_FILES, fileLimit, openProjectLimit, workerOpenFiles } from '../../src/storage/sqlite/sqlite-open-limit.ts';
+import { DEFAULT_OPEN_PROJECTS, FDS_PER_PROJECT, MAIN_THREAD_WARM, WORKER_OPEN_FILES, WORKER_WARM, fileLimit, openProjectLimit, workerOpenFiles } from '../../src/storage/sqlite/sqlite-open-limit.ts';
 import { statementBound } from '../../src/storage/sqlite/sqlite-statement-cache.ts';
+import { sqliteDeadlineLibrary } from '../../src/storage/sqlite/sqlite-build.ts';
 import { openTestEngine } from '../support/app.ts';
 
 const PROJECT = 'openproject';
@@ -179,25 +180,111 @@ function residentKiB(file: string): number | null {
 /** Releases run after the request that displaced their file (sqlite-open-files.ts). */
 const releasesDue = () => new Promise((resolve) => setImmediate(resolve));
 
-test('[sqlite] files behind the most recently used give back their WAL-index mapping and page cache, stay open and answer as before', { skip: process.platform !== 'linux' && 'reads /proc/self/smaps' }, async () => {
+/** The WAL index's header (walformat.html): frames in the WAL, and those copied into the database. */
+function walFrames(index: string): { frames: number; copied: number } {
+  const header = readFileSync(index);
+  return { frames: header.readUInt32LE(16), copied: header.readUInt32LE(96) };
+}
+
+/** Resolves once the extension's checkpoint thread has nothing queued (native/sqlite-deadline.c). */
+async function checkpointsDone(): Promise<void> {
+  const probe = new Database(':memory:');
+  try {
+    (probe.loadExtension as (file: string, entry: string) => void)(sqliteDeadlineLibrary(), 'sqlite3_sqlitedeadline_init');
+    const pending = probe.prepare('SELECT bp_checkpoints_pending()').pluck();
+    while ((pending.get() as number) > 0) await new Promise((r) => setTimeout(r, 5));
+  } finally {
+    probe.close();
+  }
+}
+
+// (x86-64 and arm64 Linux: 4 KiB pages, and a little-endian index header)
+const PAGE_KIB = 4;
+
+test('[sqlite] files behind the most recently used give back their page cache and their WAL-index mapping but its header, stay open and answer as before', { skip: process.platform !== 'linux' && 'reads /proc/self/smaps' }, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'bp-open-'));
   try {
     await withEngine({ dataDir: dir }, async (engine) => {
-      const ids = Array.from({ length: MAIN_THREAD_WARM + 1 }, (_, i) => `warm${i}`);
+      const ids = Array.from({ length: MAIN_THREAD_WARM + 2 }, (_, i) => `warm${i}`);
       for (const id of ids) {
         await engine.createProjectStore(id);
         await (await engine.project(id)).run('CREATE TABLE t (v INTEGER)');
         await (await engine.data(id)).run('INSERT INTO t (v) VALUES (1), (2), (3)');
       }
-      const index = join(dir, 'projects', `${ids[0]}.db-shm`);
+      const index = (i: number) => join(dir, 'projects', `${ids[i]}.db-shm`);
       await releasesDue();
+      await checkpointsDone();
       assert.deepEqual([engine.openProjects, engine.warmProjects], [ids.length, MAIN_THREAD_WARM]);
-      assert.equal(residentKiB(index), 0, 'the first file fell behind: its index is mapped, none of it resident');
+      assert.equal(residentKiB(index(0)), PAGE_KIB, 'the first file fell behind: its index is mapped, only its header resident');
+      const copied = walFrames(index(0));
+      assert.ok(copied.frames > 0 && copied.copied === copied.frames, `its WAL was checkpointed when it fell behind: ${JSON.stringify(copied)}`);
       const db = await engine.data(ids[0]!);
       assert.deepEqual(await db.all('SELECT v FROM t ORDER BY v'), [{ v: 1 }, { v: 2 }, { v: 3 }]);
-      assert.ok(residentKiB(index)! > 0, 'read again, it maps its index again');
+      assert.equal(residentKiB(index(0)), PAGE_KIB, 'read again from its checkpointed WAL, it reads only the index header');
+
+      // a write looks up and extends the index again; once the file falls behind, the WAL is checkpointed again
+      await db.run('INSERT INTO t (v) VALUES (4)');
+      assert.ok(residentKiB(index(0))! > PAGE_KIB, 'the write mapped the index again');
+      assert.ok(walFrames(index(0)).copied < walFrames(index(0)).frames, 'the write is in the WAL only');
+      for (const id of ids.slice(2)) await (await engine.data(id)).get('SELECT count(*) AS n FROM t');
       await releasesDue();
-      assert.equal(residentKiB(join(dir, 'projects', `${ids[1]}.db-shm`)), 0, 'and the file it displaced gave its own back');
+      await checkpointsDone();
+      assert.equal(residentKiB(index(0)), PAGE_KIB, 'fallen behind again: its header only');
+      const again = walFrames(index(0));
+      assert.equal(again.copied, again.frames, 'and checkpointed again');
+      assert.deepEqual(await (await engine.data(ids[0]!)).all('SELECT v FROM t ORDER BY v'), [1, 2, 3, 4].map((v) => ({ v })), 'nothing lost');
+      assert.equal(residentKiB(index(0)), PAGE_KIB);
+
+      // a file fallen behind without writes since its checkpoint has nothing to copy: no checkpoint
+      const before = walFrames(index(1));
+      await releasesDue();
+      await checkpointsDone();
+      assert.deepEqual(walFrames(index(1)), before);
+    });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('[sqlite] a project deleted while its WAL is due for a checkpoint leaves no file behind', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'bp-open-'));
+  try {
+    await withEngine({ dataDir: dir }, async (engine) => {
+      const ids = Array.from({ length: MAIN_THREAD_WARM + 3 }, (_, i) => `gone${i}`);
+      for (const id of ids) {
+        await engine.createProjectStore(id);
+        await (await engine.project(id)).run('CREATE TABLE t (v INTEGER)');
+      }
+      await releasesDue(); // three files fell behind with their WAL: queued, the first maybe under way
+      for (const id of ids.slice(0, 3)) await engine.dropProjectStore(id);
+      await checkpointsDone();
+      const left = readdirSync(join(dir, 'projects')).filter((f) => ids.slice(0, 3).some((id) => f.startsWith(`${id}.`)));
+      assert.deepEqual(left, []);
+    });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("[sqlite] a file written by a worker is checkpointed when it falls behind the worker's most recently used", async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'bp-open-'));
+  try {
+    await withEngine({ dataDir: dir, workers: 1 }, async (engine) => {
+      const ids = Array.from({ length: WORKER_WARM + 1 }, (_, i) => `wrk${i}`);
+      const index = join(dir, 'projects', `${ids[0]}.db-shm`);
+      for (const id of ids) {
+        await engine.createProjectStore(id);
+        await (await engine.project(id)).run('CREATE TABLE t (v INTEGER)');
+        // past the main thread's allowance: written by the worker
+        await (await engine.data(id)).run(`INSERT INTO t (v) ${SLOW_SUM.replace('SELECT (SELECT count(*) FROM c) AS steps, (SELECT sum(v) FROM t) AS total', 'SELECT count(*) FROM c')}`);
+        if (id === ids[0]) assert.ok(walFrames(index).copied < walFrames(index).frames, 'the write is in the WAL only');
+      }
+      assert.ok(engine.workersStarted > 0);
+      // the worker's release runs after its reply
+      for (let i = 0; i < 200 && walFrames(index).copied < walFrames(index).frames; i++) await new Promise((r) => setTimeout(r, 10));
+      const after = walFrames(index);
+      assert.equal(after.copied, after.frames, 'checkpointed once released by the worker');
+      assert.deepEqual(await (await engine.data(ids[0]!)).all('SELECT count(*) AS n FROM t'), [{ n: 1 }]);
     });
   } finally {
     rmSync(dir, { recursive: true, force: true });
