@@ -31,6 +31,8 @@ export interface Config {
   };
   /** SQLITE_WORKERS: worker threads that run statements over project tables (embedded engine) */
   sqliteWorkers: number;
+  /** SQLITE_WORKER_IDLE_MS: the workers exit after this long without a statement, and start again on the next (0: never) */
+  sqliteWorkerIdleMs: number;
   /**
    * SQLITE_OPEN_PROJECTS: project files the embedded engine keeps open (a file beyond it is closed and
    * reopened on its next request); null: 1024, or fewer when the process may not open enough files
@@ -89,6 +91,8 @@ export interface Config {
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** PG_POOL_SIZE's default, also the engine's when opened without settings (tests, tools) */
 export const DEFAULT_PG_POOL_SIZE = 20;
+/** SQLITE_WORKER_IDLE_MS's default, also the engine's when opened without settings */
+export const DEFAULT_SQLITE_WORKER_IDLE_MS = 30000;
 
 function int(env: Record<string, string | undefined>, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
@@ -199,6 +203,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       keepAliveMs: int(env, 'PG_KEEPALIVE_MS', 10000, 1000, 7200000),
     }),
     sqliteWorkers: int(env, 'SQLITE_WORKERS', 4, 1, 64),
+    sqliteWorkerIdleMs: int(env, 'SQLITE_WORKER_IDLE_MS', DEFAULT_SQLITE_WORKER_IDLE_MS, 0, DAY_MS),
     sqliteOpenProjects: env.SQLITE_OPEN_PROJECTS ? int(env, 'SQLITE_OPEN_PROJECTS', 1, 1, 1000000) : null,
     projectConcurrency: env.PROJECT_CONCURRENCY ? int(env, 'PROJECT_CONCURRENCY', 1, 1, 1000) : null,
     appUrl: httpUrl(env, 'APP_URL', `http://localhost:${port}/`),

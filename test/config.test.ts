@@ -45,6 +45,14 @@ test('PG_POOL_SIZE: 20 by default (a project may then use 9 connections), at lea
   assert.throws(() => loadConfig({ PG_POOL_SIZE: '2' }), { message: 'PG_POOL_SIZE must be between 3 and 1000, got 2' });
 });
 
+test('SQLITE_WORKER_IDLE_MS: 30 s by default, 0 keeps the workers, at most a day', () => {
+  assert.equal(loadConfig({}).sqliteWorkerIdleMs, 30000);
+  assert.equal(loadConfig({ SQLITE_WORKER_IDLE_MS: '0' }).sqliteWorkerIdleMs, 0);
+  assert.equal(loadConfig({ SQLITE_WORKER_IDLE_MS: '600000' }).sqliteWorkerIdleMs, 600000);
+  assert.throws(() => loadConfig({ SQLITE_WORKER_IDLE_MS: '86400001' }), { message: 'SQLITE_WORKER_IDLE_MS must be between 0 and 86400000, got 86400001' });
+  assert.throws(() => loadConfig({ SQLITE_WORKER_IDLE_MS: '-1' }), { message: "SQLITE_WORKER_IDLE_MS must be a whole number, got '-1'" });
+});
+
 test('IDLE_GC_MS: 5 s by default, 0 turns the idle collection off, at most an hour', () => {
   assert.equal(loadConfig({}).idleCollectMs, 5000);
   assert.equal(loadConfig({ IDLE_GC_MS: '0' }).idleCollectMs, 0);

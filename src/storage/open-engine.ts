@@ -14,6 +14,7 @@ export function engineOptions(config: Config): EngineOptions {
     projectConcurrency: config.projectConcurrency,
     postgres: config.postgres,
     sqliteWorkers: config.sqliteWorkers,
+    sqliteWorkerIdleMs: config.sqliteWorkerIdleMs,
     sqliteOpenProjects: config.sqliteOpenProjects,
   };
 }
@@ -31,8 +32,9 @@ export async function openEngine(opts: {
   projectConcurrency?: number | null;
   /** pool size and timeouts of the PostgreSQL engine */
   postgres?: Omit<PostgresOptions, 'statementTimeoutMs' | 'perProject'>;
-  /** worker threads of the embedded engine */
+  /** worker threads of the embedded engine, and how long they stay without a statement */
   sqliteWorkers?: number;
+  sqliteWorkerIdleMs?: number;
   /** project files the embedded engine keeps open (null: its default) */
   sqliteOpenProjects?: number | null;
 }): Promise<Engine> {
@@ -47,6 +49,7 @@ export async function openEngine(opts: {
     dataDir: opts.dataDir,
     statementTimeoutMs: opts.statementTimeoutMs,
     workers: opts.sqliteWorkers,
+    workerIdleMs: opts.sqliteWorkerIdleMs,
     perProject,
     maxOpenProjects: opts.sqliteOpenProjects ?? undefined,
   });

@@ -19,6 +19,7 @@ import { SqlitePolicyCompiler } from './sqlite-policy-compiler.ts';
 import { fileLimit, openProjectLimit, MAIN_THREAD_CACHE_KIB, MAIN_THREAD_WARM, workerOpenFiles } from './sqlite-open-limit.ts';
 import { OpenFiles } from './sqlite-open-files.ts';
 import { statementBound, StatementCache } from './sqlite-statement-cache.ts';
+import { DEFAULT_SQLITE_WORKER_IDLE_MS } from '../../config.ts';
 
 const TYPES: SchemaTypes = { ts: 'TEXT', bool: 'INTEGER', bigint: 'INTEGER', serial: 'INTEGER PRIMARY KEY AUTOINCREMENT' };
 
@@ -81,6 +82,8 @@ export interface SqliteEngineOptions {
   perProject?: number;
   /** Bound on every statement over project tables, in ms (0: none; default 30 s). */
   statementTimeoutMs?: number;
+  /** SQLITE_WORKER_IDLE_MS: the workers exit after this long without a statement (0: never; default 30 s). */
+  workerIdleMs?: number;
 }
 
 // the main thread never blocks on another connection's write lock (see sqlite-db.ts)
@@ -148,6 +151,7 @@ export class SqliteEngine implements Engine {
       workers,
       perProject: opts.perProject ?? Math.ceil(workers / 2),
       statementTimeoutMs,
+      idleMs: opts.workerIdleMs ?? DEFAULT_SQLITE_WORKER_IDLE_MS,
     });
   }
 
@@ -241,6 +245,11 @@ export class SqliteEngine implements Engine {
   /** Worker threads started so far (tests: a statement past its deadline must not cost a worker). */
   get workersStarted(): number {
     return this.workers.started;
+  }
+
+  /** Of those, started in place of one that failed (tests). */
+  get workersReplaced(): number {
+    return this.workers.replaced;
   }
 
   async close(): Promise<void> {

@@ -89,6 +89,8 @@ export interface WorkerPoolOptions extends WorkerSetup {
   perProject: number;
   /** per statement; 0: unbounded */
   statementTimeoutMs: number;
+  /** ms without a job after which the workers exit (0: never) */
+  idleMs: number;
 }
 
 export class SqliteWorkerPool {
@@ -96,8 +98,13 @@ export class SqliteWorkerPool {
   private readonly live = new Set<SqlWorker>();
   private readonly gate: FairGate;
 
-  /** worker threads started so far (a replaced worker counts again) */
+  /** worker threads started so far (a replaced worker counts again, and each start of them all) */
   started = 0;
+  /** of those, started in place of one that failed */
+  replaced = 0;
+  /** performance.now() when the latest job ended */
+  private lastJobEnd = 0;
+  private idleCheck: NodeJS.Timeout | null = null;
 
   constructor(private readonly opts: WorkerPoolOptions) {
     // waiting for a worker is bounded like a statement (30 s when statements are unbounded)
@@ -120,19 +127,57 @@ export class SqliteWorkerPool {
   /**
    * Runs `job` on a worker of the project's share. All workers start together on first use: a
    * thread takes a while to start, and that wait must not fall on whichever project comes second.
+   * They exit together once no job has run for `idleMs` (stopIfIdle).
    */
   async withWorker<T>(projectId: string, job: (w: SqlWorker) => Promise<T>): Promise<T> {
-    if (this.live.size === 0) for (let i = 0; i < this.opts.workers; i++) this.idle.push(this.spawn());
+    if (this.live.size === 0) this.startAll();
     return this.gate.run(projectId, async () => {
-      const w = this.idle.pop() ?? this.spawn();
+      const w = this.idle.pop() ?? this.replace();
       w.projects.add(projectId);
       try {
         return await job(w);
       } finally {
+        this.lastJobEnd = performance.now();
         if (w.dead) this.live.delete(w);
         else this.idle.push(w);
       }
     });
+  }
+
+  private startAll(): void {
+    for (let i = 0; i < this.opts.workers; i++) this.idle.push(this.spawn());
+    this.lastJobEnd = performance.now();
+    if (this.opts.idleMs > 0) this.checkIdleIn(this.opts.idleMs);
+  }
+
+  private replace(): SqlWorker {
+    this.replaced++;
+    return this.spawn();
+  }
+
+  private checkIdleIn(ms: number): void {
+    this.idleCheck = setTimeout(() => this.stopIfIdle(), ms);
+    this.idleCheck.unref();
+  }
+
+  /**
+   * Each thread holds about 10 MiB (its V8 isolate and Node.js environment) whether it works or
+   * not: once no job has run for `idleMs`, and none runs or waits, the threads exit, with their
+   * connections. The next job starts them all again (tens of milliseconds).
+   */
+  private stopIfIdle(): void {
+    this.idleCheck = null;
+    const quiet = performance.now() - this.lastJobEnd;
+    const busy = this.gate.inUse() > 0 || this.gate.stats().queued > 0;
+    if (busy || quiet < this.opts.idleMs) return this.checkIdleIn(busy ? this.opts.idleMs : this.opts.idleMs - quiet);
+    void this.stopAll();
+  }
+
+  private stopAll(): Promise<unknown> {
+    const all = [...this.live];
+    this.live.clear();
+    this.idle.length = 0;
+    return Promise.all(all.map((w) => w.stop()));
   }
 
   private spawn(): SqlWorker {
@@ -157,10 +202,8 @@ export class SqliteWorkerPool {
   }
 
   async close(): Promise<void> {
-    const all = [...this.live];
-    this.live.clear();
-    this.idle.length = 0;
-    await Promise.all(all.map((w) => w.stop()));
+    if (this.idleCheck) clearTimeout(this.idleCheck);
+    await this.stopAll();
   }
 }
 
