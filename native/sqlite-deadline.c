@@ -50,14 +50,17 @@
  * A small project's WAL stays below SQLite's own checkpoint (1000 pages) for as long as the project
  * lives, and every read of a released file would look its pages up in the rest of the index, which
  * the release dropped and the read faults in again (about 70 us a read, 1,000 projects read at
- * random). So the checkpoint thread copies the WAL of each file queued into its database (PASSIVE:
- * it never waits for a lock), on a connection of its own, opened for it and closed after, and
- * drops the index pages the copy read. With synchronous =
+ * random). So the checkpoint thread copies the WAL of each file queued into its database (it never
+ * waits for a lock), on a connection of its own, opened for it and closed after, and drops the
+ * index pages the copy read. That connection's file descriptor stays open until the engine's last
+ * connection to the file closes (SQLite keeps it while another connection of the process holds a
+ * lock on the file): one more per open project (sqlite-open-limit.ts). With synchronous =
  * NORMAL a checkpoint is where the WAL and the database are synced (two fsyncs): on no thread that
  * serves requests, and on no JavaScript worker (each costs about 16 MiB). A file is queued once
  * however often it is found, in the order found, at most CHECKPOINT_QUEUE_MAX at a time (the rest
- * are found again at their next release). For tests:
- *   SELECT bp_checkpoints_pending()   -- files queued or being checkpointed
+ * are found again at their next release). And:
+ *   SELECT bp_checkpoints_forget(prefix) -- see checkpoints_forget
+ *   SELECT bp_checkpoints_pending()      -- files queued or being checkpointed (tests)
  */
 #include "sqlite3ext.h"
 SQLITE_EXTENSION_INIT1
@@ -194,7 +197,8 @@ static int unmap_wal_index(sqlite3 *db) {
   if (page <= 0 || page > WAL_INDEX_REGION) page = WAL_INDEX_REGION;
   if (sqlite3_file_control(db, "main", SQLITE_FCNTL_JOURNAL_POINTER, &wal) != SQLITE_OK || wal == 0 || wal->pMethods == 0) return 0;
   if (sqlite3_file_control(db, "main", SQLITE_FCNTL_FILE_POINTER, &file) != SQLITE_OK || file == 0 || file->pMethods == 0 || file->pMethods->iVersion < 2) return 0;
-  /* the regions mapped so far: with bExtend 0 none is added, and p is 0 past the last one */
+  /* the index's regions: with bExtend 0 the file is not grown and p is 0 past its last region (one
+     not mapped yet is mapped now: address space, none of it resident) */
   for (region = 0;; region++) {
     void volatile *p = 0;
     long keep = region == 0 ? page : 0;
@@ -221,11 +225,17 @@ static pthread_once_t checkpointer_started = PTHREAD_ONCE_INIT;
 static int checkpointer_failed = 0;
 static Due *due_first = 0, *due_last = 0;
 static int due_count = 0; /* queued, plus the one being checkpointed */
+static const char *due_running = 0; /* the path being checkpointed, or 0 */
 
 /* Copies the WAL of `path` into its database, on a connection of its own with the engine's
-   settings (the WAL and index stay, closing does not checkpoint again). The project may have been
-   deleted meanwhile: opening then fails, or, in the moment between the deletion of the database
-   and of its WAL, this connection may create the WAL and index anew: removed again after. */
+   settings (the WAL and index stay, closing does not checkpoint again), and empties the WAL when
+   nothing holds it (TRUNCATE; with no busy handler it waits for no lock, and only copies what it
+   can when another connection writes or reads an older snapshot): a WAL left full would be copied
+   again after each recovery of the index, which sets it back to nothing copied (the file closed by
+   every connection, or the service restarted). The engine forgets a file before it deletes or
+   closes it (bp_checkpoints_forget); one queued again meanwhile by a worker that had it open may
+   find it deleted: opening then fails, or, in the moment between the deletion of the database and
+   of its WAL, this connection may create the WAL and index anew, removed again after. */
 static void checkpoint_file(const char *path) {
   sqlite3 *db = 0;
   int persist_wal = 1;
@@ -235,7 +245,7 @@ static void checkpoint_file(const char *path) {
     sqlite3_file_control(db, "main", SQLITE_FCNTL_PERSIST_WAL, &persist_wal);
     sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, (int *)0);
     /* a connection opens the WAL at its first transaction; this one reads no schema */
-    if (sqlite3_exec(db, "PRAGMA schema_version", 0, 0, 0) == SQLITE_OK) sqlite3_wal_checkpoint_v2(db, "main", SQLITE_CHECKPOINT_PASSIVE, 0, 0);
+    if (sqlite3_exec(db, "PRAGMA schema_version", 0, 0, 0) == SQLITE_OK) sqlite3_wal_checkpoint_v2(db, "main", SQLITE_CHECKPOINT_TRUNCATE, 0, 0);
     unmap_wal_index(db);
   }
   sqlite3_close(db);
@@ -255,10 +265,12 @@ static void *checkpointer(void *arg) {
     d = due_first;
     due_first = d->next;
     if (due_first == 0) due_last = 0;
+    due_running = d->path;
     pthread_mutex_unlock(&due_lock);
     checkpoint_file(d->path);
-    free(d);
     pthread_mutex_lock(&due_lock);
+    due_running = 0;
+    free(d);
     due_count--;
   }
   return 0;
@@ -300,6 +312,37 @@ static void checkpoints_pending(sqlite3_context *ctx, int argc, sqlite3_value **
   n = due_count;
   pthread_mutex_unlock(&due_lock);
   sqlite3_result_int(ctx, n);
+}
+
+/* bp_checkpoints_forget(prefix): drops the files queued whose path starts with `prefix` (a project
+   file being deleted or closed, or a data directory being closed); returns 1 while the file being
+   checkpointed starts with it (the caller waits until 0), else 0. */
+static void checkpoints_forget(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  const char *prefix = (const char *)sqlite3_value_text(argv[0]);
+  size_t n;
+  Due **at, *d;
+  int running;
+  (void)argc;
+  if (prefix == 0 || *prefix == 0) {
+    sqlite3_result_error(ctx, "bp_checkpoints_forget: a path is needed", -1);
+    return;
+  }
+  n = strlen(prefix);
+  pthread_mutex_lock(&due_lock);
+  due_last = 0;
+  for (at = &due_first; (d = *at) != 0;) {
+    if (strncmp(d->path, prefix, n) == 0) {
+      *at = d->next;
+      free(d);
+      due_count--;
+    } else {
+      due_last = d;
+      at = &d->next;
+    }
+  }
+  running = due_running != 0 && strncmp(due_running, prefix, n) == 0;
+  pthread_mutex_unlock(&due_lock);
+  sqlite3_result_int(ctx, running);
 }
 #endif
 
@@ -351,6 +394,7 @@ int sqlite3_sqlitedeadline_init(sqlite3 *db, char **err, const sqlite3_api_routi
   if (sqlite3_create_function_v2(db, "bp_set_deadline", 1, SQLITE_UTF8 | SQLITE_DIRECTONLY, c, set_deadline, 0, 0, forget) != SQLITE_OK) return SQLITE_ERROR;
 #ifndef _WIN32
   if (sqlite3_create_function(db, "bp_checkpoints_pending", 0, SQLITE_UTF8 | SQLITE_DIRECTONLY, 0, checkpoints_pending, 0, 0) != SQLITE_OK) return SQLITE_ERROR;
+  if (sqlite3_create_function(db, "bp_checkpoints_forget", 1, SQLITE_UTF8 | SQLITE_DIRECTONLY, 0, checkpoints_forget, 0, 0) != SQLITE_OK) return SQLITE_ERROR;
 #endif
   return sqlite3_create_function(db, "bp_release_memory", 0, SQLITE_UTF8 | SQLITE_DIRECTONLY, 0, release_memory, 0, 0);
 }

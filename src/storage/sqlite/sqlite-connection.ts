@@ -55,3 +55,23 @@ export function releaseMemory(db: Database.Database): void {
     // it runs on its own (setImmediate): a release that fails leaves the memory in use, nothing else
   }
 }
+
+/**
+ * A connection to no file with the extension loaded, through which a thread reaches the process's
+ * queue of checkpoints (native/sqlite-deadline.c).
+ */
+export function checkpointControl(extension: string): Database.Database {
+  const db = new Database(':memory:');
+  (db.loadExtension as (file: string, entryPoint: string) => void)(extension, EXTENSION_ENTRY_POINT);
+  return db;
+}
+
+/**
+ * Drops the checkpoints queued for the files whose path starts with `prefix` (absolute, as SQLite
+ * names files: symbolic links resolved); with `wait`, resolves once one of them under way has
+ * ended, before the files are deleted or the engine closes.
+ */
+export async function forgetCheckpoints(control: Database.Database, prefix: string, wait: boolean): Promise<void> {
+  const forget = control.prepare('SELECT bp_checkpoints_forget(?)').pluck();
+  while (forget.get(prefix) === 1 && wait) await new Promise((resolve) => setTimeout(resolve, 1));
+}

@@ -2,14 +2,15 @@
 // projects never contend for one writer and deleting a project deletes its file. The main thread
 // keeps a connection per open project for the platform's own records (keys, sessions, policies);
 // statements over a project's tables run in worker threads (sqlite-worker-pool.ts).
-import { mkdirSync, rmSync, existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, rmSync, existsSync, realpathSync } from 'node:fs';
+import { join, sep } from 'node:path';
+import type Database from 'better-sqlite3';
 import type { ColumnType, Db, Dialect, Engine, EngineStats } from '../engine.ts';
 import { quoteIdent, StoreMissing } from '../engine.ts';
 import { migrate, type Migration } from '../migrate.ts';
 import { platformMigrations, projectMigrations, type SchemaTypes } from '../schema.ts';
 import { SqliteDb } from './sqlite-db.ts';
-import { openConnection, projectFile, releaseMemory } from './sqlite-connection.ts';
+import { checkpointControl, forgetCheckpoints, openConnection, projectFile, releaseMemory } from './sqlite-connection.ts';
 import { SqliteWorkerPool } from './sqlite-worker-pool.ts';
 import { HybridDb, InlineBudget } from './sqlite-hybrid-db.ts';
 import { deadlineSetter } from './sqlite-deadline.ts';
@@ -117,6 +118,8 @@ export class SqliteEngine implements Engine {
   /** first opens under way: concurrent requests share one, never open (and leak) a second connection */
   private opening = new Map<string, Promise<SqliteDb>>();
   private readonly projectDir: string;
+  /** the checkpoint queue's (sqlite-connection.ts checkpointControl) */
+  private readonly control: Database.Database;
   private readonly workers: SqliteWorkerPool;
   private readonly inline = new InlineBudget();
   private readonly deadlineLibrary = sqliteDeadlineLibrary();
@@ -130,13 +133,19 @@ export class SqliteEngine implements Engine {
       limit: this.maxOpen,
       warm: MAIN_THREAD_WARM,
       release: (db) => releaseMemory(db.raw),
-      close: (db) => db.close(),
+      close: (db) => {
+        // closed for the limit: checkpointed, a file opened by no one would be recovered first
+        void forgetCheckpoints(this.control, db.raw.name, false);
+        db.close();
+      },
       pinned: (db) => db.busy,
       later: (fn) => setImmediate(fn),
     });
     mkdirSync(opts.dataDir, { recursive: true });
-    this.projectDir = join(opts.dataDir, 'projects');
-    mkdirSync(this.projectDir, { recursive: true });
+    mkdirSync(join(opts.dataDir, 'projects'), { recursive: true });
+    // as SQLite names the files (the checkpoint queue compares paths)
+    this.projectDir = realpathSync(join(opts.dataDir, 'projects'));
+    this.control = checkpointControl(this.deadlineLibrary);
     this.platform = new SqliteDb(open(join(opts.dataDir, 'platform.db')), this.statements);
     const workers = opts.workers ?? 4;
     const statementTimeoutMs = opts.statementTimeoutMs ?? 30000;
@@ -215,6 +224,7 @@ export class SqliteEngine implements Engine {
     this.projects.take(projectId)?.close();
     this.workers.closeProject(projectId);
     const file = this.file(projectId);
+    await forgetCheckpoints(this.control, file, true);
     for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true });
   }
 
@@ -256,5 +266,8 @@ export class SqliteEngine implements Engine {
     await this.workers.close();
     for (const conn of this.projects.takeAll()) conn.close();
     this.platform.close();
+    // its files are no longer ours to write once it has closed
+    await forgetCheckpoints(this.control, this.projectDir + sep, true);
+    this.control.close();
   }
 }

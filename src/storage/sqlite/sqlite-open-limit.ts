@@ -1,12 +1,14 @@
 // How many project files the embedded engine keeps open (SQLITE_OPEN_PROJECTS). A file beyond the
 // limit is closed and costs a reopen on its next request, so the limit should cover the projects
 // in use; what bounds it is the process's file descriptors: an open project holds 3 on the main
-// thread (the database, its WAL, its shared-memory index), and the worker threads' connections,
-// together never more than the main thread's, 2 more each (the index is shared within the process).
+// thread (the database, its WAL, its shared-memory index), the worker threads' connections,
+// together never more than the main thread's, 2 more each (the index is shared within the process),
+// and one more once its WAL was checkpointed (native/sqlite-deadline.c: SQLite keeps the
+// checkpointing connection's database descriptor until the file's last connection closes).
 import { readFileSync } from 'node:fs';
 
 export const DEFAULT_OPEN_PROJECTS = 1024;
-export const FDS_PER_PROJECT = 5;
+export const FDS_PER_PROJECT = 6;
 // the rest is for everything else: client sockets, function sandboxes, the platform file, logs
 const PROJECT_SHARE = 0.75;
 
