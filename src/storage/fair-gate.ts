@@ -68,6 +68,17 @@ export class FairGate {
     }
   }
 
+  /** Runs `job` if `key` can take a slot now (none of its jobs waiting), else skips it: undefined. */
+  async runIfFree<T>(key: string, job: () => Promise<T>): Promise<T | undefined> {
+    if (this.queues.has(key) || !this.hasRoom(key)) return undefined;
+    this.take(key);
+    try {
+      return await job();
+    } finally {
+      this.release(key);
+    }
+  }
+
   /** Resolves once `key` holds a slot; the caller must `release(key)` exactly once. */
   acquire(key: string): Promise<void> {
     // a tenant that already waits queues behind itself, whatever is free

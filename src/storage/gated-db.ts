@@ -30,8 +30,9 @@ export class GatedDb implements Db {
     return this.gate.run(this.key, () => this.inner.run(sql, params));
   }
 
-  runBestEffort(sql: string, params?: readonly SqlParam[]): Promise<void> {
-    return this.gate.run(this.key, () => this.inner.runBestEffort(sql, params));
+  /** A write whose loss is harmless waits for no slot either: with none free now, it is skipped. */
+  async runBestEffort(sql: string, params?: readonly SqlParam[]): Promise<void> {
+    await this.gate.runIfFree(this.key, () => this.inner.runBestEffort(sql, params));
   }
 
   /** One slot for the whole transaction: its statements run on the connection it holds. */

@@ -120,3 +120,22 @@ test('stats: slots in use, jobs and tenants waiting, and every wait (served or r
   s = gate.stats();
   assert.deepEqual([s.inUse, s.queued, s.queuedKeys, s.waits], [0, 0, 0, 3]);
 });
+
+test('runIfFree runs a job only when its tenant can take a slot at once, and skips it otherwise; it never queues', async () => {
+  const gate = new FairGate({ capacity: 4, perKey: 2, maxWaitMs: 10000 });
+  assert.equal(await gate.runIfFree('a', async () => 'ran'), 'ran', 'free: runs');
+  const a = [held(), held()];
+  const runs = a.map((h) => gate.run('a', h.job));
+  await new Promise((r) => setImmediate(r));
+  let ran = false;
+  assert.equal(await gate.runIfFree('a', async () => (ran = true)), undefined, "at its share: skipped");
+  const queued = gate.run('a', async () => 'queued');
+  assert.equal(await gate.runIfFree('a', async () => (ran = true)), undefined, 'skipped, not served before the job that waits');
+  assert.equal(ran, false);
+  assert.equal(gate.stats().queued, 1);
+  assert.equal(await gate.runIfFree('b', async () => 'b'), 'b', 'another tenant: runs');
+  for (const h of a) h.release();
+  assert.equal(await queued, 'queued');
+  await Promise.all(runs);
+  assert.equal(gate.inUse(), 0);
+});
