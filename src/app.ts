@@ -29,7 +29,8 @@ import { installOpenApi } from './http/openapi.ts';
 import { decoratePlatformRequest } from './http/platform-auth.ts';
 import { decorateDataPlaneRequest } from './http/data-plane-auth.ts';
 import { installRequestLog, logRequest } from './http/request-log.ts';
-import { idleCollection } from './lib/idle-collection.ts';
+import { fullCollection, idleCollection } from './lib/idle-collection.ts';
+import { trimMalloc } from './lib/malloc-trim.ts';
 import { badJsonText } from './lib/text.ts';
 import { installMetrics, metricsRoute, UNMATCHED_ROUTE } from './http/metrics.ts';
 import type { Metrics } from './lib/metrics.ts';
@@ -118,9 +119,15 @@ function installRequestGate(app: FastifyInstance): void {
 }
 
 // After IDLE_GC_MS without a request, full garbage collections give the memory of the last burst
-// back (lib/idle-collection.ts).
+// back (lib/idle-collection.ts), and the C allocator the pages they and the burst freed
+// (lib/malloc-trim.ts).
 function installIdleCollection(app: FastifyInstance, quietMs: number): void {
-  const idle = idleCollection(quietMs);
+  const idle = idleCollection(quietMs, {
+    collect: () => {
+      fullCollection();
+      trimMalloc();
+    },
+  });
   app.addHook('onRequest', (_request, _reply, done) => {
     idle.touch();
     done();
