@@ -1,14 +1,15 @@
 # syntax=docker/dockerfile:1
 # Baseplate in a container: `docker build -t baseplate .` (README, "Container").
 # Two stages: the build stage has the native toolchain (python3, make, g++ and cc for
-# better-sqlite3, isolated-vm and the embedded engine's statement-deadline extension) and builds
-# dist/; the runtime stage holds the production dependencies, dist/ and the extension, and runs as
-# the unprivileged user `node`.
+# better-sqlite3, isolated-vm, the embedded engine's statement-deadline extension and the
+# memory-trim module) and builds dist/; the runtime stage holds the production dependencies, dist/
+# and the two native libraries, and runs as the unprivileged user `node`.
 
 FROM node:20-bookworm AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-# npm ci's postinstall step (scripts/build.mjs) builds dist/ and build/sqlite-deadline.so from these
+# npm ci's postinstall step (scripts/build.mjs) builds dist/, build/sqlite-deadline.so and
+# build/memory-trim.node from these
 COPY scripts ./scripts
 COPY src ./src
 COPY native ./native
@@ -26,11 +27,12 @@ COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY --from=build /app/bin ./bin
-# the extension is rebuilt when older than its source, and this stage has no compiler: the source
-# comes first and the library is touched after it
+# a native library is rebuilt when older than its source, and this stage has no compiler: the
+# sources come first and the libraries are touched after them
 COPY --from=build /app/native ./native
 COPY --from=build /app/build/sqlite-deadline.so ./build/sqlite-deadline.so
-RUN touch build/sqlite-deadline.so \
+COPY --from=build /app/build/memory-trim.node ./build/memory-trim.node
+RUN touch build/sqlite-deadline.so build/memory-trim.node \
  && ln -s /app/bin/baseplate.mjs /usr/local/bin/baseplate \
  && mkdir -p /data && chown node:node /data
 USER node

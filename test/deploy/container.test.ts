@@ -93,9 +93,9 @@ test('Dockerfile runtime stage: what the service needs, a non-root user, a healt
   const copies = runtime.steps.filter((s) => s.op === 'COPY').map((s) => copyParts(s.args));
   assert.ok(copies.every((c) => c.from === build.name), 'the runtime stage takes only what the build stage made');
   const fromBuild = copies.flatMap((c) => c.sources.map((s) => s.replace(/^\/app\//, '')));
-  // package.json: dist/ is ES modules ("type": "module"); native/ + build/: the deadline extension
-  // (src/storage/sqlite/sqlite-build.ts compares the library with its source)
-  for (const needed of ['package.json', 'node_modules', 'dist', 'native', 'build/sqlite-deadline.so']) assert.ok(fromBuild.includes(needed), `runtime stage lacks ${needed}`);
+  // package.json: dist/ is ES modules ("type": "module"); native/ + build/: the deadline extension and
+  // the memory-trim module (src/lib/native-build.ts compares a library with its source)
+  for (const needed of ['package.json', 'node_modules', 'dist', 'native', 'build/sqlite-deadline.so', 'build/memory-trim.node']) assert.ok(fromBuild.includes(needed), `runtime stage lacks ${needed}`);
   for (const src of fromBuild) assert.ok(['package.json', 'node_modules', 'dist', 'bin', 'native', 'build'].includes(src.split('/')[0]!), `${src}: not something the build stage has`);
   const user = runtime.steps.filter((s) => s.op === 'USER').at(-1);
   assert.ok(user, 'a USER instruction');
