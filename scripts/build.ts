@@ -8,6 +8,12 @@ import { buildConsole } from './build-console.ts';
 
 const built = buildDist();
 const extension = sqliteDeadlineLibrary();
-const trim = memoryTrimLibrary();
+// optional (lib/malloc-trim.ts): an install where it cannot be built goes on without it
+let trim: string;
+try {
+  trim = memoryTrimLibrary();
+} catch (err) {
+  trim = `unavailable (${(err as Error).message.split('\n')[0]})`;
+}
 const console_ = await buildConsole(process.argv.includes('--console'));
 if (!process.argv.includes('--quiet')) console.log(`dist/: ${built ? 'built' : 'up to date'}; console: ${console_}; statement-deadline extension: ${extension}; memory trim: ${trim}`);

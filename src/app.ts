@@ -29,7 +29,7 @@ import { installOpenApi } from './http/openapi.ts';
 import { decoratePlatformRequest } from './http/platform-auth.ts';
 import { decorateDataPlaneRequest } from './http/data-plane-auth.ts';
 import { installRequestLog, logRequest } from './http/request-log.ts';
-import { fullCollection, idleCollection } from './lib/idle-collection.ts';
+import { idleCollection } from './lib/idle-collection.ts';
 import { trimMalloc } from './lib/malloc-trim.ts';
 import { badJsonText } from './lib/text.ts';
 import { installMetrics, metricsRoute, UNMATCHED_ROUTE } from './http/metrics.ts';
@@ -119,15 +119,10 @@ function installRequestGate(app: FastifyInstance): void {
 }
 
 // After IDLE_GC_MS without a request, full garbage collections give the memory of the last burst
-// back (lib/idle-collection.ts), and the C allocator the pages they and the burst freed
-// (lib/malloc-trim.ts).
+// back (lib/idle-collection.ts), then the C allocator the pages they and the burst freed, once
+// (lib/malloc-trim.ts: it walks every heap under its lock, some milliseconds on a large one).
 function installIdleCollection(app: FastifyInstance, quietMs: number): void {
-  const idle = idleCollection(quietMs, {
-    collect: () => {
-      fullCollection();
-      trimMalloc();
-    },
-  });
+  const idle = idleCollection(quietMs, { settled: trimMalloc });
   app.addHook('onRequest', (_request, _reply, done) => {
     idle.touch();
     done();

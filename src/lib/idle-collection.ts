@@ -38,11 +38,13 @@ export interface IdleCollectionOptions {
   youngBytes?: () => number;
   /** how often the spell is checked (a timer that never keeps the process alive) */
   tickMs?: number;
+  /** once a spell's collections are over (the young generation shrank, or the attempts ran out) */
+  settled?: () => void;
 }
 
 /**
  * After `quietMs` without touch(), a collection each tick until the young generation has shrunk
- * (at most ATTEMPTS), then none until a touch() and another quiet spell.
+ * (at most ATTEMPTS), then `settled`, and none until a touch() and another quiet spell.
  */
 export function idleCollection(quietMs: number, opts: IdleCollectionOptions = {}): IdleCollection {
   const tickMs = opts.tickMs ?? Math.min(1000, quietMs);
@@ -62,9 +64,13 @@ export function idleCollection(quietMs: number, opts: IdleCollectionOptions = {}
     }
     if (++quietTicks < ticksNeeded || attempts >= ATTEMPTS) return;
     if (attempts === 0) youngBefore = youngBytes();
-    else if (youngBytes() < youngBefore) return void (attempts = ATTEMPTS);
+    else if (youngBytes() < youngBefore) {
+      attempts = ATTEMPTS;
+      return opts.settled?.();
+    }
     attempts++;
     collect();
+    if (attempts === ATTEMPTS) opts.settled?.();
   }, tickMs);
   timer.unref();
   return {

@@ -4,8 +4,12 @@
 import { createRequire } from 'node:module';
 import { nativeLibrary } from './native-build.ts';
 
+// Node-API's functions are resolved when Node loads the module; Apple's linker refuses undefined
+// symbols unless told to leave them (as node-gyp does)
+const LINK = process.platform === 'darwin' ? ['-undefined', 'dynamic_lookup'] : [];
+
 /** The module's path, compiled first if needed (throws the compiler's message). */
-export const memoryTrimLibrary = (): string => nativeLibrary('memory-trim.c', 'memory-trim.node', []);
+export const memoryTrimLibrary = (): string => nativeLibrary('memory-trim.c', 'memory-trim.node', LINK);
 
 let trim: (() => boolean) | null | undefined;
 

@@ -3,6 +3,9 @@
 import type { Db, SqlParam } from './engine.ts';
 import type { FairGate } from './fair-gate.ts';
 
+/** Best-effort writes waiting for a slot (runBestEffort), by project and statement. */
+const waitingWrites = new Set<string>();
+
 export class GatedDb implements Db {
   constructor(
     private readonly inner: Db,
@@ -30,9 +33,25 @@ export class GatedDb implements Db {
     return this.gate.run(this.key, () => this.inner.run(sql, params));
   }
 
-  /** A write whose loss is harmless waits for no slot either: with none free now, it is skipped. */
+  /**
+   * A write whose loss is harmless never makes its request wait for a slot: it runs now if one is
+   * free, else later, in the project's turn, without the request; one such statement of a project
+   * waits at a time (a key's last use, whose values differ only by the time: a busy project's keys
+   * would otherwise never record theirs, and its remembered callers, whose guard reads it, would
+   * all go the long way).
+   */
   async runBestEffort(sql: string, params?: readonly SqlParam[]): Promise<void> {
-    await this.gate.runIfFree(this.key, () => this.inner.runBestEffort(sql, params));
+    const ran = await this.gate.runIfFree(this.key, async () => {
+      await this.inner.runBestEffort(sql, params);
+      return true;
+    });
+    const waiting = `${this.key} ${sql}`;
+    if (ran || waitingWrites.has(waiting)) return;
+    waitingWrites.add(waiting);
+    void this.gate
+      .run(this.key, () => this.inner.runBestEffort(sql, params))
+      .catch(() => undefined)
+      .finally(() => waitingWrites.delete(waiting));
   }
 
   /** One slot for the whole transaction: its statements run on the connection it holds. */

@@ -7,6 +7,7 @@ import { idleCollection } from '../../src/lib/idle-collection.ts';
 function harness(quietMs: number, tickMs: number, shrinkOn: number) {
   let young = 32;
   let collections = 0;
+  let settled = 0;
   const idle = idleCollection(quietMs, {
     tickMs,
     youngBytes: () => young,
@@ -14,8 +15,9 @@ function harness(quietMs: number, tickMs: number, shrinkOn: number) {
       collections++;
       if (collections >= shrinkOn) young = 2; // V8 gave the young generation back
     },
+    settled: () => void settled++,
   });
-  return { idle, count: () => collections };
+  return { idle, count: () => collections, settled: () => settled };
 }
 
 test('no collection while requests keep coming; one after the quiet spell when it shrinks the young generation', () => {
@@ -60,6 +62,31 @@ test('a collection that leaves the young generation as it was is tried again a t
     mock.timers.tick(1000);
     mock.timers.tick(2000);
     assert.equal(never.count(), 11);
+    never.idle.stop();
+  } finally {
+    mock.timers.reset();
+  }
+});
+
+test('each quiet spell settles once, after its collections: when the young generation shrank, or after the last attempt', () => {
+  mock.timers.enable({ apis: ['setInterval'] });
+  try {
+    const shrinks = harness(5000, 1000, 2);
+    mock.timers.tick(5000);
+    assert.deepEqual([shrinks.count(), shrinks.settled()], [1, 0], 'one collection, not shrunk yet');
+    mock.timers.tick(1000);
+    assert.deepEqual([shrinks.count(), shrinks.settled()], [2, 0], 'the second shrinks it, seen at the next tick');
+    mock.timers.tick(1000);
+    assert.deepEqual([shrinks.count(), shrinks.settled()], [2, 1], 'shrunk: settled');
+    mock.timers.tick(60_000);
+    assert.equal(shrinks.settled(), 1, 'once per spell');
+    shrinks.idle.stop();
+    const never = harness(5000, 1000, Infinity);
+    mock.timers.tick(60_000);
+    assert.deepEqual([never.count(), never.settled()], [10, 1], 'the attempts ran out: settled once');
+    never.idle.touch();
+    mock.timers.tick(60_000);
+    assert.equal(never.settled(), 2, 'and again after the next quiet spell');
     never.idle.stop();
   } finally {
     mock.timers.reset();

@@ -156,6 +156,7 @@ export class SqliteWorkerPool {
   }
 
   private checkIdleIn(ms: number): void {
+    if (this.idleCheck) clearTimeout(this.idleCheck); // (all workers failed and restarted meanwhile)
     this.idleCheck = setTimeout(() => this.stopIfIdle(), ms);
     this.idleCheck.unref();
   }
