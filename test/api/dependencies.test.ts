@@ -52,7 +52,7 @@ function productionCopy(): string {
   const dir = mkdtempSync(join(tmpdir(), 'bp-prod-'));
   for (const entry of ['package.json', 'package-lock.json', 'dist', 'native']) cpSync(join(ROOT, entry), join(dir, entry), { recursive: true, preserveTimestamps: true });
   mkdirSync(join(dir, 'build'));
-  for (const f of readdirSync(join(ROOT, 'build')).filter((f) => f.startsWith('sqlite-deadline.'))) cpSync(join(ROOT, 'build', f), join(dir, 'build', f), { preserveTimestamps: true });
+  for (const f of readdirSync(join(ROOT, 'build')).filter((f) => f.startsWith('sqlite-deadline.') || f.startsWith('memory-trim.'))) cpSync(join(ROOT, 'build', f), join(dir, 'build', f), { preserveTimestamps: true });
   // hard links: fast, and pruning only removes the copy's links
   execFileSync('cp', ['-al', join(ROOT, 'node_modules'), join(dir, 'node_modules')]);
   execFileSync('npm', ['prune', '--omit=dev', '--ignore-scripts', '--offline', '--no-audit', '--no-fund'], { cwd: dir, stdio: 'pipe' });
@@ -68,9 +68,11 @@ for (const kind of engines) {
   test(`[${kind}] a production install (no dev dependencies) starts with node dist/main.js and serves`, async () => {
     const dir = productionCopy();
     const db = kind === 'postgres' ? await createTestDatabase() : null;
-    const server = await startServer({ ...(db ? { DATABASE_URL: db.url } : { DATA_DIR: join(dir, 'data') }) }, 30000, [join(dir, 'dist', 'main.js')], dir);
+    let server: Awaited<ReturnType<typeof startServer>> | undefined;
     try {
-      const call = (method: string, path: string, opts: Parameters<typeof callServer>[3] = {}) => callServer(server.base, method, path, opts);
+      server = await startServer({ ...(db ? { DATABASE_URL: db.url } : { DATA_DIR: join(dir, 'data') }) }, 30000, [join(dir, 'dist', 'main.js')], dir);
+      const base = server.base;
+      const call = (method: string, path: string, opts: Parameters<typeof callServer>[3] = {}) => callServer(base, method, path, opts);
       const token = (await call('POST', '/auth/register', { body: { name: 'n', email: `prod-${kind}@example.com`, password: 'password1' } })).body.token;
       const pid = (await call('POST', '/projects', { token, body: { name: 'p' } })).body.id;
       assert.equal((await call('POST', `/projects/${pid}/tables`, { token, body: { name: 'notes', columns: [{ name: 'body', type: 'text' }] } })).status, 201);
@@ -79,12 +81,12 @@ for (const kind of engines) {
       assert.deepEqual((await call('GET', `/${pid}/rest/notes?select=body`, { key })).body, [{ body: 'hello' }]);
       assert.equal((await call('PUT', `/projects/${pid}/functions/f`, { token, body: { code: 'export default () => ({ body: { ok: 1 } });' } })).status, 201);
       assert.deepEqual((await call('POST', `/${pid}/functions/f`, { key })).body, { ok: 1 });
-      const metrics = await fetch(`${server.base}/metrics`);
+      const metrics = await fetch(`${base}/metrics`);
       assert.match(await metrics.text(), /baseplate_function_invocation_duration_seconds_count\{outcome="ok"\} 1/);
-      const preflight = await fetch(`${server.base}/${pid}/rest/notes`, { method: 'OPTIONS', headers: { origin: 'https://app.example', 'access-control-request-method': 'GET' } });
+      const preflight = await fetch(`${base}/${pid}/rest/notes`, { method: 'OPTIONS', headers: { origin: 'https://app.example', 'access-control-request-method': 'GET' } });
       assert.equal(preflight.headers.get('access-control-allow-origin'), '*');
     } finally {
-      await server.stop();
+      await server?.stop();
       await db?.drop();
       rmSync(dir, { recursive: true, force: true });
     }
