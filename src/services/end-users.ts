@@ -152,10 +152,13 @@ export class EndUserService {
     return session;
   }
 
-  /** The end user behind a token, or null (missing, malformed, unknown, expired: anonymous). */
+  /**
+   * The end user behind a token, or null (missing, malformed, unknown, expired: anonymous). Under
+   * the project's share (Engine.callers): anyone who knows the project's id may send tokens.
+   */
   async resolve(projectId: string, token: string | undefined): Promise<{ user: EndUser; tokenHash: string } | null> {
     if (!token || !isTokenShaped(token)) return null;
-    const db = await this.engine.project(projectId);
+    const db = await this.engine.callers(projectId);
     const tokenHash = hashToken(token);
     const row = await db.get<UserRow>(
       `SELECT u.id, u.email, u.role, u.email_verified, u.created_at FROM ${db.t('_bp_user_sessions')} s

@@ -10,7 +10,7 @@ import { describeEngines, expectError } from '../support/app.ts';
 import { dataPlane } from '../support/data-plane.ts';
 
 await describeEngines('the data-plane caller is resolved under the project share', (ctx, kind) => {
-  test('with its share held, a project resolves no caller, valid or not, while another answers; then both answer as before', { skip: kind !== 'postgres' && 'the embedded engine resolves callers on the main thread, holding no worker' }, async () => {
+  test('with its share held, a project resolves no caller, valid or not, nor an end user token, while another answers; then both answer as before', { skip: kind !== 'postgres' && 'the embedded engine resolves callers on the main thread, holding no worker' }, async () => {
     const A = await dataPlane(ctx());
     const B = await dataPlane(ctx());
     await A.createTable('notes', [{ name: 'title', type: 'text' }]);
@@ -30,14 +30,17 @@ await describeEngines('the data-plane caller is resolved under the project share
     const settled: string[] = [];
     const bogus = A.rest('GET', 'notes', { key: randomBytes(32).toString('hex') }).finally(() => settled.push('bogus'));
     const valid = A.rest('GET', 'notes').finally(() => settled.push('valid'));
+    // an end user's own route needs no key: only the project's id and a token
+    const session = ctx().req('GET', `/${A.pid}/auth/user`, { headers: { 'x-user-token': randomBytes(32).toString('hex') } }).finally(() => settled.push('session'));
     for (let i = 0; i < 5; i++) assert.equal((await B.rest('GET', 'notes')).status, 200);
     assert.deepEqual(settled, [], "A's requests wait for its share");
-    assert.equal(engine.stats().gate.queued, 2, 'each waits for a slot of the gate');
+    assert.equal(engine.stats().gate.queued, 3, 'each waits for a slot of the gate');
 
     release();
     await Promise.all(holders);
     expectError(await bogus, 401, 'invalid_api_key');
     assert.equal((await valid).status, 200);
+    expectError(await session, 401, 'invalid_user_token');
   });
 
   test('a flood of token-shaped keys against one project is answered 401 or 503 project_busy, and another project keeps answering', async () => {
