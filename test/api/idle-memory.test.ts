@@ -2,7 +2,7 @@
 // (IDLE_GC_MS, lib/idle-collection.ts): the process as npm start runs it, on both engines.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestDatabase, testEngines } from '../support/postgres.ts';
@@ -42,6 +42,8 @@ test('an idle service collects its garbage and gives the young generation back; 
           const idle = await youngGenerationBytes(server);
           if (idleMs === '0') assert.equal(idle, busy, 'no collection of ours: V8 keeps what it grew');
           else assert.ok(idle < busy, `the young generation went from ${busy} to ${idle} bytes`);
+          // the spell ended with malloc_trim: its module was loaded (lib/malloc-trim.ts), or not at all
+          if (process.platform === 'linux') assert.equal(readFileSync(`/proc/${server.proc.pid}/maps`, 'utf8').includes('memory-trim.node'), idleMs !== '0');
         } finally {
           await server.stop();
           await db?.drop();
