@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { describeEngines, expectError } from '../support/app.ts';
+import { describeEngines, expectError, type Reply } from '../support/app.ts';
 import { dataPlane } from '../support/data-plane.ts';
 
 await describeEngines('the data-plane caller is resolved under the project share', (ctx, kind) => {
@@ -25,22 +25,28 @@ await describeEngines('the data-plane caller is resolved under the project share
       await tx.get('SELECT 1 AS one');
       await held;
     }));
-    while (engine.stats().gate.inUse < share) await new Promise((r) => setTimeout(r, 5));
-
     const settled: string[] = [];
-    const bogus = A.rest('GET', 'notes', { key: randomBytes(32).toString('hex') }).finally(() => settled.push('bogus'));
-    const valid = A.rest('GET', 'notes').finally(() => settled.push('valid'));
-    // an end user's own route needs no key: only the project's id and a token
-    const session = ctx().req('GET', `/${A.pid}/auth/user`, { headers: { 'x-user-token': randomBytes(32).toString('hex') } }).finally(() => settled.push('session'));
-    for (let i = 0; i < 5; i++) assert.equal((await B.rest('GET', 'notes')).status, 200);
-    assert.deepEqual(settled, [], "A's requests wait for its share");
-    assert.equal(engine.stats().gate.queued, 3, 'each waits for a slot of the gate');
-
-    release();
-    await Promise.all(holders);
-    expectError(await bogus, 401, 'invalid_api_key');
-    assert.equal((await valid).status, 200);
-    expectError(await session, 401, 'invalid_user_token');
+    let answers: Promise<Reply>[] = [];
+    try {
+      for (let i = 0; i < 1000 && engine.stats().gate.inUse < share; i++) await new Promise((r) => setTimeout(r, 5));
+      assert.equal(engine.stats().gate.inUse, share);
+      answers = [
+        A.rest('GET', 'notes', { key: randomBytes(32).toString('hex') }),
+        A.rest('GET', 'notes'),
+        // an end user's own route needs no key: only the project's id and a token
+        ctx().req('GET', `/${A.pid}/auth/user`, { headers: { 'x-user-token': randomBytes(32).toString('hex') } }),
+      ].map((p, i) => p.finally(() => settled.push(`request ${i}`)));
+      for (let i = 0; i < 5; i++) assert.equal((await B.rest('GET', 'notes')).status, 200);
+      assert.deepEqual(settled, [], "A's requests wait for its share");
+      assert.equal(engine.stats().gate.queued, 3, 'each waits for a slot of the gate');
+    } finally {
+      release(); // (also when an assertion failed: the held transactions would outlive the test)
+      await Promise.allSettled(holders);
+    }
+    const [bogus, valid, session] = await Promise.all(answers);
+    expectError(bogus!, 401, 'invalid_api_key');
+    assert.equal(valid!.status, 200);
+    expectError(session!, 401, 'invalid_user_token');
   });
 
   test('a flood of token-shaped keys against one project is answered 401 or 503 project_busy, and another project keeps answering', async () => {

@@ -17,13 +17,14 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function withEngine(idleMs: number, fn: (engine: SqliteEngine) => Promise<void>): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'bp-idle-'));
-  const engine = await SqliteEngine.open({ dataDir: dir, workers: 2, workerIdleMs: idleMs });
+  let engine: SqliteEngine | undefined;
   try {
+    engine = await SqliteEngine.open({ dataDir: dir, workers: 2, workerIdleMs: idleMs });
     await engine.createProjectStore('idleproject');
     await (await engine.project('idleproject')).run('CREATE TABLE t (v INTEGER)');
     await fn(engine);
   } finally {
-    await engine.close();
+    await engine?.close();
     rmSync(dir, { recursive: true, force: true });
   }
 }
