@@ -16,6 +16,7 @@ import { projectMigrations } from '../../src/storage/schema.ts';
 import { DEFAULT_OPEN_PROJECTS, FDS_PER_PROJECT, MAIN_THREAD_WARM, WORKER_OPEN_FILES, WORKER_WARM, fileLimit, openProjectLimit, workerOpenFiles } from '../../src/storage/sqlite/sqlite-open-limit.ts';
 import { statementBound } from '../../src/storage/sqlite/sqlite-statement-cache.ts';
 import { sqliteDeadlineLibrary } from '../../src/storage/sqlite/sqlite-build.ts';
+import { CheckpointQueue } from '../../src/storage/sqlite/sqlite-connection.ts';
 import { openTestEngine } from '../support/app.ts';
 
 const PROJECT = 'openproject';
@@ -31,6 +32,16 @@ async function withProject(fn: (dir: string, file: string) => Promise<void>): Pr
     const file = join(dir, 'projects', `${PROJECT}.db`);
     onFile(file, (db) => db.pragma('wal_checkpoint(TRUNCATE)'));
     await fn(dir, file);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Runs `fn` in a new temporary directory, removed after. */
+async function inTempDir(fn: (dir: string) => Promise<void>): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'bp-open-'));
+  try {
+    await fn(dir);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -189,14 +200,12 @@ function walFrames(index: string): { frames: number; copied: number } {
 
 /** Resolves once the extension's checkpoint thread has nothing queued (native/sqlite-deadline.c). */
 async function checkpointsDone(): Promise<void> {
-  const probe = new Database(':memory:');
+  const queue = new CheckpointQueue(sqliteDeadlineLibrary());
   try {
-    (probe.loadExtension as (file: string, entry: string) => void)(sqliteDeadlineLibrary(), 'sqlite3_sqlitedeadline_init');
-    const pending = probe.prepare('SELECT bp_checkpoints_pending()').pluck();
-    for (let i = 0; i < 4000 && (pending.get() as number) > 0; i++) await new Promise((r) => setTimeout(r, 5));
-    assert.equal(pending.get(), 0, 'the checkpoint thread emptied its queue within 20 s');
+    for (let i = 0; i < 4000 && queue.pending() > 0; i++) await new Promise((r) => setTimeout(r, 5));
+    assert.equal(queue.pending(), 0, 'the checkpoint thread emptied its queue within 20 s');
   } finally {
-    probe.close();
+    queue.close();
   }
 }
 
@@ -204,8 +213,7 @@ async function checkpointsDone(): Promise<void> {
 const PAGE_KIB = process.platform === 'linux' ? Number(execFileSync('getconf', ['PAGESIZE'], { encoding: 'utf8' })) / 1024 : 4;
 
 test('[sqlite] files behind the most recently used give back their page cache and their WAL-index mapping but its header, stay open and answer as before', { skip: process.platform !== 'linux' && 'reads /proc/self/smaps' }, async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'bp-open-'));
-  try {
+  await inTempDir(async (dir) => {
     await withEngine({ dataDir: dir }, async (engine) => {
       const ids = Array.from({ length: MAIN_THREAD_WARM + 2 }, (_, i) => `warm${i}`);
       for (const id of ids) {
@@ -242,14 +250,11 @@ test('[sqlite] files behind the most recently used give back their page cache an
       await checkpointsDone();
       assert.deepEqual(walFrames(index(1)), before);
     });
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 });
 
 test('[sqlite] a checkpointed WAL is left empty: reopened by another engine, the file has nothing to copy again and is not written', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'bp-open-'));
-  try {
+  await inTempDir(async (dir) => {
     const ids = Array.from({ length: MAIN_THREAD_WARM + 1 }, (_, i) => `again${i}`);
     const fallBehind = async (engine: SqliteEngine) => {
       for (const id of ids) await (await engine.data(id)).get('SELECT count(*) AS n FROM t');
@@ -268,14 +273,11 @@ test('[sqlite] a checkpointed WAL is left empty: reopened by another engine, the
     assert.equal(before.wal, 0);
     await withEngine({ dataDir: dir }, fallBehind);
     assert.deepEqual({ db: digest(file), at: statSync(file).mtimeMs, wal: statSync(`${file}-wal`).size }, before);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 });
 
 test('[sqlite] a project deleted while its WAL is due for a checkpoint leaves no file behind', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'bp-open-'));
-  try {
+  await inTempDir(async (dir) => {
     await withEngine({ dataDir: dir }, async (engine) => {
       const ids = Array.from({ length: MAIN_THREAD_WARM + 3 }, (_, i) => `gone${i}`);
       for (const id of ids) {
@@ -288,14 +290,11 @@ test('[sqlite] a project deleted while its WAL is due for a checkpoint leaves no
       const left = readdirSync(join(dir, 'projects')).filter((f) => ids.slice(0, 3).some((id) => f.startsWith(`${id}.`)));
       assert.deepEqual(left, []);
     });
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 });
 
 test("[sqlite] a file written by a worker is checkpointed when it falls behind the worker's most recently used", async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'bp-open-'));
-  try {
+  await inTempDir(async (dir) => {
     await withEngine({ dataDir: dir, workers: 1 }, async (engine) => {
       const ids = Array.from({ length: WORKER_WARM + 1 }, (_, i) => `wrk${i}`);
       const index = join(dir, 'projects', `${ids[0]}.db-shm`);
@@ -312,9 +311,7 @@ test("[sqlite] a file written by a worker is checkpointed when it falls behind t
       assert.deepEqual(walFrames(index), { frames: 0, copied: 0 }, 'checkpointed once released by the worker');
       assert.deepEqual(await (await engine.data(ids[0]!)).all('SELECT count(*) AS n FROM t'), [{ n: 1 }]);
     });
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 });
 
 test('[sqlite] each worker keeps its share of the open files, at most WORKER_OPEN_FILES; a thread keeps 8 statements per open file, at least 512', () => {
@@ -336,11 +333,8 @@ test('[sqlite] the default open-file limit is lowered to what the file descripto
 });
 
 test('[sqlite] an open-file limit beyond the process file limit is refused when the engine opens', { skip: fileLimit() === null && 'the file limit is unknown here' }, async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'bp-open-'));
-  try {
+  await inTempDir(async (dir) => {
     const tooMany = Math.floor(fileLimit()! / FDS_PER_PROJECT) + 1;
     await assert.rejects(SqliteEngine.open({ dataDir: dir, maxOpenProjects: tooMany }), new RegExp(`^Error: SQLITE_OPEN_PROJECTS=${tooMany} may need`));
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 });

@@ -57,21 +57,37 @@ export function releaseMemory(db: Database.Database): void {
 }
 
 /**
- * A connection to no file with the extension loaded, through which a thread reaches the process's
- * queue of checkpoints (native/sqlite-deadline.c).
+ * The process's queue of checkpoints (native/sqlite-deadline.c), reached through a connection to
+ * no file with the extension loaded.
  */
-export function checkpointControl(extension: string): Database.Database {
-  const db = new Database(':memory:');
-  (db.loadExtension as (file: string, entryPoint: string) => void)(extension, EXTENSION_ENTRY_POINT);
-  return db;
-}
+export class CheckpointQueue {
+  private readonly db: Database.Database;
+  private readonly forgetStatement: Database.Statement;
 
-/**
- * Drops the checkpoints queued for the files whose path starts with `prefix` (absolute, as SQLite
- * names files: symbolic links resolved); with `wait`, resolves once one of them under way has
- * ended, before the files are deleted or the engine closes.
- */
-export async function forgetCheckpoints(control: Database.Database, prefix: string, wait: boolean): Promise<void> {
-  const forget = control.prepare('SELECT bp_checkpoints_forget(?)').pluck();
-  while (forget.get(prefix) === 1 && wait) await new Promise((resolve) => setTimeout(resolve, 1));
+  constructor(extension: string) {
+    this.db = openConnection(':memory:', { extension });
+    this.forgetStatement = this.db.prepare('SELECT bp_checkpoints_forget(?)').pluck();
+  }
+
+  /**
+   * Drops the checkpoints queued for the files whose path starts with `prefix` (absolute, as
+   * SQLite names files: symbolic links resolved); true while one of them is under way.
+   */
+  forget(prefix: string): boolean {
+    return this.forgetStatement.get(prefix) === 1;
+  }
+
+  /** forget, then waits for the one under way: before the files are deleted or the engine closes. */
+  async forgetAndWait(prefix: string): Promise<void> {
+    while (this.forget(prefix)) await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+
+  /** Files queued or being checkpointed (tests). */
+  pending(): number {
+    return this.db.prepare('SELECT bp_checkpoints_pending()').pluck().get() as number;
+  }
+
+  close(): void {
+    this.db.close();
+  }
 }

@@ -4,13 +4,12 @@
 // statements over a project's tables run in worker threads (sqlite-worker-pool.ts).
 import { mkdirSync, rmSync, existsSync, realpathSync } from 'node:fs';
 import { join, sep } from 'node:path';
-import type Database from 'better-sqlite3';
 import type { ColumnType, Db, Dialect, Engine, EngineStats } from '../engine.ts';
 import { quoteIdent, StoreMissing } from '../engine.ts';
 import { migrate, type Migration } from '../migrate.ts';
 import { platformMigrations, projectMigrations, type SchemaTypes } from '../schema.ts';
 import { SqliteDb } from './sqlite-db.ts';
-import { checkpointControl, forgetCheckpoints, openConnection, projectFile, releaseMemory } from './sqlite-connection.ts';
+import { CheckpointQueue, openConnection, projectFile, releaseMemory } from './sqlite-connection.ts';
 import { SqliteWorkerPool } from './sqlite-worker-pool.ts';
 import { HybridDb, InlineBudget } from './sqlite-hybrid-db.ts';
 import { deadlineSetter } from './sqlite-deadline.ts';
@@ -118,8 +117,7 @@ export class SqliteEngine implements Engine {
   /** first opens under way: concurrent requests share one, never open (and leak) a second connection */
   private opening = new Map<string, Promise<SqliteDb>>();
   private readonly projectDir: string;
-  /** the checkpoint queue's (sqlite-connection.ts checkpointControl) */
-  private readonly control: Database.Database;
+  private readonly checkpoints: CheckpointQueue;
   private readonly workers: SqliteWorkerPool;
   private readonly inline = new InlineBudget();
   private readonly deadlineLibrary = sqliteDeadlineLibrary();
@@ -135,7 +133,7 @@ export class SqliteEngine implements Engine {
       release: (db) => releaseMemory(db.raw),
       close: (db) => {
         // closed for the limit: checkpointed, a file opened by no one would be recovered first
-        void forgetCheckpoints(this.control, db.raw.name, false);
+        this.checkpoints.forget(db.raw.name);
         db.close();
       },
       pinned: (db) => db.busy,
@@ -145,7 +143,7 @@ export class SqliteEngine implements Engine {
     mkdirSync(join(opts.dataDir, 'projects'), { recursive: true });
     // as SQLite names the files (the checkpoint queue compares paths)
     this.projectDir = realpathSync(join(opts.dataDir, 'projects'));
-    this.control = checkpointControl(this.deadlineLibrary);
+    this.checkpoints = new CheckpointQueue(this.deadlineLibrary);
     this.platform = new SqliteDb(open(join(opts.dataDir, 'platform.db')), this.statements);
     const workers = opts.workers ?? 4;
     const statementTimeoutMs = opts.statementTimeoutMs ?? 30000;
@@ -224,7 +222,7 @@ export class SqliteEngine implements Engine {
     this.projects.take(projectId)?.close();
     this.workers.closeProject(projectId);
     const file = this.file(projectId);
-    await forgetCheckpoints(this.control, file, true);
+    await this.checkpoints.forgetAndWait(file);
     for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true });
   }
 
@@ -267,7 +265,7 @@ export class SqliteEngine implements Engine {
     for (const conn of this.projects.takeAll()) conn.close();
     this.platform.close();
     // its files are no longer ours to write once it has closed
-    await forgetCheckpoints(this.control, this.projectDir + sep, true);
-    this.control.close();
+    await this.checkpoints.forgetAndWait(this.projectDir + sep);
+    this.checkpoints.close();
   }
 }
