@@ -12,7 +12,12 @@ export interface Config {
   logLevel: string;
   /** false, a number of trusted proxy hops, or a list of trusted proxy addresses/CIDRs (Fastify's trustProxy) */
   trustProxy: boolean | number | string[];
-  argon2: { memoryCost: number; timeCost: number };
+  /**
+   * ARGON2_MEMORY_KIB, ARGON2_TIME_COST: the cost of a password hash. PASSWORD_HASH_CONCURRENCY:
+   * hashes and checks running at once, shared fairly among projects (services/password-share.ts);
+   * default: libuv's thread pool (UV_THREADPOOL_SIZE, 4) less one thread kept for file I/O.
+   */
+  argon2: { memoryCost: number; timeCost: number; concurrency: number };
   tokenTtlMs: number;
   /** PostgreSQL statement_timeout for every statement (0: none) */
   statementTimeoutMs: number;
@@ -190,6 +195,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     argon2: Object.freeze({
       memoryCost: int(env, 'ARGON2_MEMORY_KIB', 19456, 1024, 1024 * 1024),
       timeCost: int(env, 'ARGON2_TIME_COST', 2, 1, 10),
+      concurrency: int(env, 'PASSWORD_HASH_CONCURRENCY', Math.max(1, int(env, 'UV_THREADPOOL_SIZE', 4, 1, 1024) - 1), 1, 1024),
     }),
     tokenTtlMs: 30 * DAY_MS,
     statementTimeoutMs,

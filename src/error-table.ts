@@ -105,6 +105,18 @@ const CAPACITY = {
     hint: 'Retry with backoff, or make the slow requests cheaper.',
     headers: retrySoon,
   },
+  'project_busy.passwords': {
+    status: 503,
+    message: 'This project has too many password checks waiting (sign-ups, logins, password changes); retry shortly.',
+    hint: 'Retry with backoff.',
+    headers: retrySoon,
+  },
+  'project_busy.owner_passwords': {
+    status: 503,
+    message: 'Too many account password checks are waiting (sign-ups, logins, password changes); retry shortly.',
+    hint: 'Retry with backoff.',
+    headers: retrySoon,
+  },
   'function_busy.queue': { status: 503, message: 'Too many functions are running; try again shortly.', headers: retrySoon },
   'function_busy.closing': { status: 503, message: 'The service is shutting down.' },
 } as const satisfies Record<string, ErrorSpec>;

@@ -59,3 +59,13 @@ test('IDLE_GC_MS: 5 s by default, 0 turns the idle collection off, at most an ho
   assert.throws(() => loadConfig({ IDLE_GC_MS: '3600001' }), { message: 'IDLE_GC_MS must be between 0 and 3600000, got 3600001' });
   assert.throws(() => loadConfig({ IDLE_GC_MS: 'soon' }), { message: "IDLE_GC_MS must be a whole number, got 'soon'" });
 });
+
+test("PASSWORD_HASH_CONCURRENCY: libuv's thread pool less one by default (UV_THREADPOOL_SIZE, 4), at least 1, from 1 to 1024", () => {
+  assert.equal(loadConfig({}).argon2.concurrency, 3);
+  assert.equal(loadConfig({ UV_THREADPOOL_SIZE: '16' }).argon2.concurrency, 15);
+  assert.equal(loadConfig({ UV_THREADPOOL_SIZE: '1' }).argon2.concurrency, 1);
+  assert.equal(loadConfig({ PASSWORD_HASH_CONCURRENCY: '8' }).argon2.concurrency, 8);
+  assert.throws(() => loadConfig({ PASSWORD_HASH_CONCURRENCY: '0' }), { message: 'PASSWORD_HASH_CONCURRENCY must be between 1 and 1024, got 0' });
+  assert.throws(() => loadConfig({ PASSWORD_HASH_CONCURRENCY: 'all' }), { message: "PASSWORD_HASH_CONCURRENCY must be a whole number, got 'all'" });
+  assert.throws(() => loadConfig({ UV_THREADPOOL_SIZE: '2000' }), { message: 'UV_THREADPOOL_SIZE must be between 1 and 1024, got 2000' });
+});

@@ -32,6 +32,8 @@ export interface MetricSources {
   engineKind: EngineKind;
   engine(): EngineStats;
   functions(): { processes: number; idle: number; running: number; queued: number };
+  /** password hashes and checks (services/password-share.ts) */
+  passwords(): { capacity: number; inUse: number; queued: number; waits: number };
 }
 
 const PREFIX = 'baseplate_';
@@ -81,6 +83,7 @@ export class Metrics implements ServiceMetrics {
     if (first.pool) this.watchPool();
     if (first.sqlite) this.watchSqlite();
     this.watchFunctions();
+    this.watchPasswords();
   }
 
   httpRequest(method: string, route: string, status: number, seconds: number): void {
@@ -166,6 +169,20 @@ export class Metrics implements ServiceMetrics {
       limit.set(s.maxOpenProjects);
       threads.set(s.workerThreads);
     });
+  }
+
+  private watchPasswords(): void {
+    const slots = this.gauge('password_hash_slots', 'Password hashes and checks that may run at once (PASSWORD_HASH_CONCURRENCY)');
+    const inUse = this.gauge('password_hash_slots_in_use', 'Password hashes and checks running now');
+    const queued = this.gauge('password_hash_queued', 'Password hashes and checks waiting for a slot');
+    let stats = this.sources.passwords();
+    this.refreshers.push(() => {
+      stats = this.sources.passwords();
+      slots.set(stats.capacity);
+      inUse.set(stats.inUse);
+      queued.set(stats.queued);
+    });
+    this.total('password_hash_waits_total', "Password hashes and checks that had to wait for a slot (then ran, or were refused with project_busy)", () => stats.waits);
   }
 
   private watchFunctions(): void {

@@ -2,9 +2,10 @@
 // hash so that "no such email" and "wrong password" take similar time.
 import { hash, verify, Algorithm } from '@node-rs/argon2';
 
+/** `tenant`: whose work a hash is (a project's id, or the owners' accounts: services/password-share.ts). */
 export interface PasswordHasher {
-  hash(password: string): Promise<string>;
-  verify(hash: string | null, password: string): Promise<boolean>;
+  hash(password: string, tenant: string): Promise<string>;
+  verify(hash: string | null, password: string, tenant: string): Promise<boolean>;
 }
 
 export interface Argon2Options {

@@ -9,6 +9,7 @@ import { issueSession } from './sessions.ts';
 import { charLength, isEmail, normalizeEmail } from '../lib/validate.ts';
 import { AppError } from '../errors.ts';
 import type { LoginThrottle } from './login-throttle.ts';
+import { OWNERS } from './password-share.ts';
 
 export interface Account {
   id: string;
@@ -72,7 +73,7 @@ export class AccountService {
     const name = checkName(input.name);
     const email = checkEmail(input.email);
     checkPassword(input.password);
-    const passwordHash = await this.hasher.hash(input.password);
+    const passwordHash = await this.hasher.hash(input.password, OWNERS);
     const now = this.clock.now().toISOString();
     const account: Account = { id: newId(), name, email, created_at: now };
     try {
@@ -93,7 +94,7 @@ export class AccountService {
     const email = normalizeEmail(input.email);
     const session = await this.throttle.attempt('platform', email, ip, async () => {
       const row = await this.db.get<{ id: string; password_hash: string }>(`SELECT id, password_hash FROM ${this.db.t('accounts')} WHERE email = ?`, [email]);
-      const ok = await this.hasher.verify(row?.password_hash ?? null, input.password);
+      const ok = await this.hasher.verify(row?.password_hash ?? null, input.password, OWNERS);
       if (!row || !ok) return null;
       return this.db.tx(async (tx) => {
         // The password checked above must still be the account's: a password change that ended
@@ -147,11 +148,11 @@ export class AccountService {
       const current = input.current_password;
       const proven = await this.throttle.attempt('platform-reauth', caller.account.id, ip, async () => {
         const row = await this.db.get<{ password_hash: string }>(`SELECT password_hash FROM ${this.db.t('accounts')} WHERE id = ?`, [caller.account.id]);
-        return row && (await this.hasher.verify(row.password_hash, current)) ? true : null;
+        return row && (await this.hasher.verify(row.password_hash, current, OWNERS)) ? true : null;
       });
       if (!proven) throw new AppError('invalid_credentials.current_password');
     }
-    const passwordHash = input.password !== undefined ? await this.hasher.hash(input.password) : undefined;
+    const passwordHash = input.password !== undefined ? await this.hasher.hash(input.password, OWNERS) : undefined;
     const now = this.clock.now().toISOString();
     try {
       await this.db.tx(async (tx) => {

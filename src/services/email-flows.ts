@@ -190,7 +190,7 @@ export class EmailFlowService {
     const db = await this.engine.project(projectId);
     // a cheap look first, so that garbage tokens cost no argon2 work; consuming stays atomic below
     if ((await this.tokens.holder(db, input.token, 'password_reset')) === null) throw invalidToken();
-    const hash = await this.hasher.hash(input.password);
+    const hash = await this.hasher.hash(input.password, projectId);
     return db.tx(async (tx) => {
       const t = await this.consume(tx, input.token, 'password_reset');
       return { user: await this.users.applyProof(tx, t.userId, { kind: 'password_reset', passwordHash: hash }) };

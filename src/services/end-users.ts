@@ -106,7 +106,7 @@ export class EndUserService {
   async register(projectId: string, input: { email: string; password: string }, opts: { session: boolean } = { session: true }): Promise<EndUserSession | EndUser> {
     const email = checkEmail(input.email);
     checkPassword(input.password);
-    const hash = await this.hasher.hash(input.password);
+    const hash = await this.hasher.hash(input.password, projectId);
     const db = await this.engine.project(projectId);
     const now = this.clock.now().toISOString();
     try {
@@ -131,7 +131,7 @@ export class EndUserService {
       const row = await db.get<UserRow & { password_hash: string }>(`SELECT ${USER_COLUMNS}, password_hash FROM ${db.t('_bp_users')} WHERE email = ?`, [email]);
       // a voided password is checked like an unknown address: against the dummy hash, at the same cost
       const stored = row && row.password_hash !== VOID_PASSWORD ? row.password_hash : null;
-      if (!(await this.hasher.verify(stored, input.password)) || !row) return null;
+      if (!(await this.hasher.verify(stored, input.password, projectId)) || !row) return null;
       // only a caller who knows the password learns that the address is unverified
       const mustConfirm = !toUser(row).email_verified && (await this.requiresConfirmation(projectId));
       return db.tx(async (tx) => {
@@ -220,11 +220,11 @@ export class EndUserService {
       checked = await this.throttle.attempt(`project-reauth:${projectId}`, String(userId), ip, async () => {
         const row = await db.get<{ password_hash: string }>(`SELECT password_hash FROM ${db.t('_bp_users')} WHERE id = ?`, [userId]);
         const stored = row && row.password_hash !== VOID_PASSWORD ? row.password_hash : null;
-        return stored !== null && (await this.hasher.verify(stored, current)) ? stored : null;
+        return stored !== null && (await this.hasher.verify(stored, current, projectId)) ? stored : null;
       });
       if (checked === null) throw new AppError('invalid_credentials.current_password');
     }
-    const hash = await this.hasher.hash(input.password);
+    const hash = await this.hasher.hash(input.password, projectId);
     return db.tx(async (tx) => {
       const user = await this.lock(tx, userId);
       if (!user || !(await this.holdsSession(tx, userId, session.tokenHash))) throw new AppError('invalid_user_token.ended');

@@ -4,6 +4,7 @@ import type { Config } from '../config.ts';
 import type { Clock } from '../lib/clock.ts';
 import { argon2Hasher, type PasswordHasher } from '../lib/password.ts';
 import { AccountService } from './accounts.ts';
+import { sharedHasher } from './password-share.ts';
 import { ProjectService } from './projects.ts';
 import { TableService } from './tables.ts';
 import { LoginThrottle } from './login-throttle.ts';
@@ -95,7 +96,10 @@ function sandboxPool(config: Config): SandboxPool {
 
 export function buildServices(engine: Engine, config: Config, clock: Clock, opts: ServiceOptions): Services {
   const sandboxes = sandboxPool(config);
-  const metrics = config.metrics.enabled ? new Metrics({ engineKind: engine.kind, engine: () => engine.stats(), functions: () => sandboxes.stats() }) : null;
+  const hasher = sharedHasher(argon2Hasher(config.argon2), config.argon2.concurrency);
+  const metrics = config.metrics.enabled
+    ? new Metrics({ engineKind: engine.kind, engine: () => engine.stats(), functions: () => sandboxes.stats(), passwords: () => hasher.stats() })
+    : null;
   const report: ServiceMetrics = metrics ?? noMetrics;
   const mailers = countedMailers(
     opts.mailers ?? {
@@ -104,7 +108,6 @@ export function buildServices(engine: Engine, config: Config, clock: Clock, opts
     },
     report,
   );
-  const hasher = argon2Hasher(config.argon2);
   // rate-limit subjects are keyed with the master key, so every node sharing it counts alike
   const subjects = subjectDigest(opts.secrets.mac('rate-limit subjects'));
   const throttle = new LoginThrottle(engine.platform, clock, subjects, () => report.refused('login_throttle'));

@@ -3,7 +3,7 @@
 // turn (round robin), so a tenant with a long queue of slow work delays only itself. The last
 // `reserve` free slots go only to tenants with nothing running, so that tenants at their share
 // cannot fill every slot. A job that cannot start within `maxWaitMs`, or that would queue behind
-// `maxQueue` jobs of its own tenant, is refused with 503 `project_busy`.
+// `maxQueue` jobs of its own tenant, is refused (503 `project_busy` unless told otherwise).
 
 import { AppError } from '../errors.ts';
 
@@ -15,6 +15,8 @@ export interface FairGateOptions {
   reserve?: number;
   /** jobs of one tenant that may wait (default: 8 per slot of its share, at least 64) */
   maxQueue?: number;
+  /** the refusal of a job that cannot wait (default: 503 project_busy) */
+  busy?: (key: string) => Error;
 }
 
 interface Waiter {
@@ -50,6 +52,7 @@ export class FairGate {
   private total = 0;
   private readonly reserve: number;
   private readonly maxQueue: number;
+  private readonly busy: (key: string) => Error;
   private waits = 0;
   private waitMs = 0;
 
@@ -57,6 +60,7 @@ export class FairGate {
     if (opts.capacity < 1 || opts.perKey < 1) throw new Error('a fair gate needs at least one slot');
     this.reserve = Math.min(opts.reserve ?? Math.floor(opts.capacity / 4), opts.capacity - 1);
     this.maxQueue = opts.maxQueue ?? Math.max(MIN_QUEUE, 8 * opts.perKey);
+    this.busy = opts.busy ?? projectBusy;
   }
 
   async run<T>(key: string, job: () => Promise<T>): Promise<T> {
@@ -88,7 +92,7 @@ export class FairGate {
     }
     const queued = this.queues.get(key)?.length ?? 0;
     // a waiting job holds its request (body included) in memory: a tenant's queue is bounded
-    if (queued >= this.maxQueue) return Promise.reject(projectBusy());
+    if (queued >= this.maxQueue) return Promise.reject(this.busy(key));
     return new Promise<void>((resolve, reject) => {
       const waiter: Waiter = {
         resolve,
@@ -160,6 +164,6 @@ export class FairGate {
     q.splice(i, 1);
     if (q.length === 0) this.queues.delete(key);
     this.waited(waiter);
-    waiter.reject(projectBusy());
+    waiter.reject(this.busy(key));
   }
 }

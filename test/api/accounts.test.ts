@@ -208,13 +208,13 @@ await describeEngines('platform accounts', (ctx) => {
     let reached!: () => void;
     const checking = new Promise<void>((r) => (reached = r));
     // the next check of the old password waits until the change is done
-    hasher.verify = async (stored, candidate) => {
+    hasher.verify = async (stored, candidate, tenant) => {
       if (candidate === password) {
         hasher.verify = original;
         reached();
         await gate;
       }
-      return original.call(hasher, stored, candidate);
+      return original.call(hasher, stored, candidate, tenant);
     };
     let login: Promise<Reply>;
     try {

@@ -282,9 +282,9 @@ await describeEngines(
       const f = await fixture(ctx());
       let hashed = 0;
       const original = f.t.services.hasher.hash.bind(f.t.services.hasher);
-      f.t.services.hasher.hash = async (p: string) => {
+      f.t.services.hasher.hash = async (p: string, tenant: string) => {
         hashed++;
-        return original(p);
+        return original(p, tenant);
       };
       try {
         for (const token of ['0'.repeat(64), 'zz', 'f'.repeat(64)]) expectError(await f.post('password/reset', { token, password: 'a brand new password' }), 400, 'invalid_token');
@@ -625,9 +625,9 @@ await describeEngines(
       const hasher = f.t.services.hasher;
       const original = hasher.verify;
       const checked: (string | null)[] = [];
-      hasher.verify = async (stored, password) => {
+      hasher.verify = async (stored, password, tenant) => {
         checked.push(stored);
-        return original.call(hasher, stored, password);
+        return original.call(hasher, stored, password, tenant);
       };
       try {
         expectError(await f.post('login', { email, password: ATTACKER_PASSWORD }), 401, 'invalid_credentials');

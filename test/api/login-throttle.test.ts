@@ -21,9 +21,9 @@ function countChecks(t: TestApp): { readonly n: number; restore(): void } {
   const hasher = t.services.hasher;
   const original = hasher.verify;
   let n = 0;
-  hasher.verify = async (stored, password) => {
+  hasher.verify = async (stored, password, tenant) => {
     n++;
-    return original.call(hasher, stored, password);
+    return original.call(hasher, stored, password, tenant);
   };
   return {
     get n() {
@@ -40,9 +40,9 @@ function holdChecks(t: TestApp, count: number): { readonly started: number; rele
   let started = 0;
   let release!: () => void;
   const gate = new Promise<void>((r) => (release = r));
-  hasher.verify = async (stored, password) => {
+  hasher.verify = async (stored, password, tenant) => {
     if (++started <= count) await gate;
-    return original.call(hasher, stored, password);
+    return original.call(hasher, stored, password, tenant);
   };
   return {
     get started() {

@@ -164,6 +164,21 @@ await describeEngines(
       if (kind === 'sqlite') assert.ok(value(samples, 'baseplate_sqlite_worker_threads') >= 1, 'the slow statements ran on worker threads');
     });
 
+    test('password hashing: its slots, those in use, and the checks that waited for one', async () => {
+      const t = ctx();
+      const { token } = await registerAccount(t);
+      const { id: pid } = await createProject(t, token, 'passwords');
+      const before = (await scrape(t)).samples;
+      assert.equal(value(before, 'baseplate_password_hash_slots'), t.config.argon2.concurrency);
+      // more sign-ups at once than the project's share of the slots: some wait
+      const signUps = Array.from({ length: 3 * t.config.argon2.concurrency }, (_, i) => t.req('POST', `/${pid}/auth/register`, { body: { email: `m${i}@example.com`, password: 'a long password' } }));
+      for (const res of await Promise.all(signUps)) assert.equal(res.status, 201, JSON.stringify(res.body));
+      const { samples } = await scrape(t);
+      assert.ok(value(samples, 'baseplate_password_hash_waits_total') > value(before, 'baseplate_password_hash_waits_total'));
+      assert.equal(value(samples, 'baseplate_password_hash_slots_in_use'), 0);
+      assert.equal(value(samples, 'baseplate_password_hash_queued'), 0);
+    });
+
     test('function invocations by outcome, with their duration; sandbox processes', async () => {
       const t = ctx();
       const d = await dataPlane(t);

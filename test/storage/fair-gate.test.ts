@@ -139,3 +139,14 @@ test('runIfFree runs a job only when its tenant can take a slot at once, and ski
   await Promise.all(runs);
   assert.equal(gate.inUse(), 0);
 });
+
+test('a gate may refuse with an error of its own, told the tenant', async () => {
+  const gate = new FairGate({ capacity: 1, perKey: 1, maxWaitMs: 50, maxQueue: 1, busy: (key) => new Error(`busy: ${key}`) });
+  let release!: () => void;
+  const held = gate.run('a', () => new Promise<void>((r) => (release = r)));
+  const waiting = gate.run('b', async () => 1);
+  await assert.rejects(gate.run('b', async () => 2), { message: 'busy: b' }, 'beyond the queue');
+  await assert.rejects(waiting, { message: 'busy: b' }, 'past maxWaitMs');
+  release();
+  await held;
+});
