@@ -92,7 +92,7 @@ export class AccountService {
 
   async login(input: { email: string; password: string }, ip: string): Promise<Session> {
     const email = normalizeEmail(input.email);
-    const session = await this.throttle.attempt('platform', email, ip, async () => {
+    const session = await this.throttle.attempt(OWNERS, 'platform', email, ip, async () => {
       const row = await this.db.get<{ id: string; password_hash: string }>(`SELECT id, password_hash FROM ${this.db.t('accounts')} WHERE email = ?`, [email]);
       const ok = await this.hasher.verify(row?.password_hash ?? null, input.password, OWNERS);
       if (!row || !ok) return null;
@@ -146,7 +146,7 @@ export class AccountService {
       if (input.current_password === undefined)
         throw new AppError('validation_failed.current_password');
       const current = input.current_password;
-      const proven = await this.throttle.attempt('platform-reauth', caller.account.id, ip, async () => {
+      const proven = await this.throttle.attempt(OWNERS, 'platform-reauth', caller.account.id, ip, async () => {
         const row = await this.db.get<{ password_hash: string }>(`SELECT password_hash FROM ${this.db.t('accounts')} WHERE id = ?`, [caller.account.id]);
         return row && (await this.hasher.verify(row.password_hash, current, OWNERS)) ? true : null;
       });

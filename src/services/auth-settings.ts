@@ -26,8 +26,9 @@ export class AuthSettingsService {
     private readonly appUrl: string,
   ) {}
 
+  /** Under the project's share (Engine.callers): the public email flows read it. */
   async get(projectId: string): Promise<AuthSettings> {
-    const db = await this.engine.project(projectId);
+    const db = await this.engine.callers(projectId);
     const row = await db.get<{ site_url: string | null; redirect_urls: string }>(`SELECT site_url, redirect_urls FROM ${db.t('_bp_auth_settings')} WHERE id = 1`);
     return row ? { site_url: row.site_url, redirect_urls: JSON.parse(row.redirect_urls) } : { site_url: null, redirect_urls: [] };
   }

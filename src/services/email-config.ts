@@ -84,8 +84,9 @@ export class EmailConfigService {
     private readonly allowPrivateHosts: boolean,
   ) {}
 
+  /** Under the project's share (Engine.callers): the public sign-up and email flows read it. */
   private async row(projectId: string): Promise<Row | undefined> {
-    const db = await this.engine.project(projectId);
+    const db = await this.engine.callers(projectId);
     return db.get<Row>(`SELECT ${COLUMNS} FROM ${db.t('_bp_email_config')} WHERE id = 1`);
   }
 

@@ -59,7 +59,7 @@ export class EmailFlowService {
     const base = redirectUrl === undefined ? undefined : await this.settings.redirectBase(projectId, redirectUrl);
     if (!(await this.config.requiresConfirmation(projectId))) return this.users.register(projectId, input);
     const user = await this.users.register(projectId, input, { session: false });
-    const db = await this.engine.project(projectId);
+    const db = await this.engine.callers(projectId);
     // null only if the owner removed the user in the meantime: then there is nobody to write to
     const token = await this.tokens.issue(db, user.id, 'email_verification', null, () => true);
     if (token !== null) {
@@ -107,7 +107,7 @@ export class EmailFlowService {
   ): Promise<typeof OK> {
     const email = checkEmail(rawEmail, purpose === 'email_change' ? 'new_email' : 'email');
     const base = await this.settings.redirectBase(projectId, redirect);
-    const db = await this.engine.project(projectId);
+    const db = await this.engine.callers(projectId);
     await this.limit.hit(db, email, ip);
     const target = await pick(await this.users.findByEmail(db, email), email);
     if (!target) return OK;
@@ -161,7 +161,7 @@ export class EmailFlowService {
 
   /** A session; on an unverified account the first verification (see EndUserService.applyProof). */
   async consumeMagicLink(projectId: string, token: string): Promise<EndUserSession> {
-    const db = await this.engine.project(projectId);
+    const db = await this.engine.callers(projectId);
     return db.tx(async (tx) => {
       const t = await this.consume(tx, token, 'magic_link');
       return this.users.startSession(tx, await this.users.applyProof(tx, t.userId, { kind: 'magic_link' }));
@@ -174,7 +174,7 @@ export class EmailFlowService {
    * through that session (EndUserService.changePassword).
    */
   async consumeRecoveryLink(projectId: string, token: string): Promise<EndUserSession> {
-    const db = await this.engine.project(projectId);
+    const db = await this.engine.callers(projectId);
     return db.tx(async (tx) => {
       const t = await this.consume(tx, token, 'password_reset');
       return this.users.startSession(tx, await this.users.applyProof(tx, t.userId, { kind: 'magic_link' }));
@@ -187,7 +187,7 @@ export class EmailFlowService {
    */
   async resetPassword(projectId: string, input: { token: string; password: string }): Promise<{ user: EndUser }> {
     checkPassword(input.password);
-    const db = await this.engine.project(projectId);
+    const db = await this.engine.callers(projectId);
     // a cheap look first, so that garbage tokens cost no argon2 work; consuming stays atomic below
     if ((await this.tokens.holder(db, input.token, 'password_reset')) === null) throw invalidToken();
     const hash = await this.hasher.hash(input.password, projectId);
@@ -202,7 +202,7 @@ export class EmailFlowService {
    * project requires confirmation (see EndUserService.applyProof).
    */
   async confirmVerification(projectId: string, token: string): Promise<{ user: EndUser }> {
-    const db = await this.engine.project(projectId);
+    const db = await this.engine.callers(projectId);
     const confirmsPassword = await this.config.requiresConfirmation(projectId);
     return db.tx(async (tx) => {
       const t = await this.consume(tx, token, 'email_verification');
@@ -215,7 +215,7 @@ export class EmailFlowService {
    * usable). On an unverified account it is the first verification, as in confirmVerification.
    */
   async confirmEmailChange(projectId: string, token: string): Promise<{ user: EndUser }> {
-    const db = await this.engine.project(projectId);
+    const db = await this.engine.callers(projectId);
     const confirmsPassword = await this.config.requiresConfirmation(projectId);
     return db.tx(async (tx) => {
       const t = await this.consume(tx, token, 'email_change');

@@ -107,7 +107,7 @@ export class EndUserService {
     const email = checkEmail(input.email);
     checkPassword(input.password);
     const hash = await this.hasher.hash(input.password, projectId);
-    const db = await this.engine.project(projectId);
+    const db = await this.engine.callers(projectId);
     const now = this.clock.now().toISOString();
     try {
       return await db.tx(async (tx) => {
@@ -126,8 +126,8 @@ export class EndUserService {
 
   async login(projectId: string, input: { email: string; password: string }, ip: string): Promise<EndUserSession> {
     const email = normalizeEmail(input.email);
-    const db = await this.engine.project(projectId);
-    const session = await this.throttle.attempt(`project:${projectId}`, email, ip, async () => {
+    const db = await this.engine.callers(projectId);
+    const session = await this.throttle.attempt(projectId, `project:${projectId}`, email, ip, async () => {
       const row = await db.get<UserRow & { password_hash: string }>(`SELECT ${USER_COLUMNS}, password_hash FROM ${db.t('_bp_users')} WHERE email = ?`, [email]);
       // a voided password is checked like an unknown address: against the dummy hash, at the same cost
       const stored = row && row.password_hash !== VOID_PASSWORD ? row.password_hash : null;
@@ -176,7 +176,7 @@ export class EndUserService {
   }
 
   async logout(projectId: string, tokenHash: string): Promise<void> {
-    const db = await this.engine.project(projectId);
+    const db = await this.engine.callers(projectId);
     await db.run(`DELETE FROM ${db.t('_bp_user_sessions')} WHERE token_hash = ?`, [tokenHash]);
   }
 
@@ -186,7 +186,7 @@ export class EndUserService {
    */
   async endSessions(projectId: string, userId: number, tokenHash: string, scope: 'local' | 'global' | 'others'): Promise<void> {
     if (scope === 'local') return this.logout(projectId, tokenHash);
-    const db = await this.engine.project(projectId);
+    const db = await this.engine.callers(projectId);
     await db.tx(async (tx) => {
       await this.lock(tx, userId);
       if (scope === 'global') await tx.run(`DELETE FROM ${tx.t('_bp_user_sessions')} WHERE user_id = ?`, [userId]);
@@ -208,7 +208,7 @@ export class EndUserService {
     ip: string,
   ): Promise<EndUser> {
     checkPassword(input.password);
-    const db = await this.engine.project(projectId);
+    const db = await this.engine.callers(projectId);
     const userId = session.user.id;
     let checked: string | null = null;
     if (input.current_password === undefined) {
@@ -217,7 +217,7 @@ export class EndUserService {
         throw new AppError('reauthentication_needed');
     } else {
       const current = input.current_password;
-      checked = await this.throttle.attempt(`project-reauth:${projectId}`, String(userId), ip, async () => {
+      checked = await this.throttle.attempt(projectId, `project-reauth:${projectId}`, String(userId), ip, async () => {
         const row = await db.get<{ password_hash: string }>(`SELECT password_hash FROM ${db.t('_bp_users')} WHERE id = ?`, [userId]);
         const stored = row && row.password_hash !== VOID_PASSWORD ? row.password_hash : null;
         return stored !== null && (await this.hasher.verify(stored, current, projectId)) ? stored : null;

@@ -24,7 +24,8 @@ export const PENDING_BOUND_MS = 60 * 1000;
 
 export class LoginThrottle {
   constructor(
-    private readonly db: Db,
+    /** the platform store for a tenant's attempts, under its share (Engine.platformFor) */
+    private readonly store: (tenant: string) => Db,
     private readonly clock: Clock,
     private readonly digest: SubjectDigest,
     /** told of every attempt refused with 429 (metrics) */
@@ -37,30 +38,31 @@ export class LoginThrottle {
    * (the attempt then stays counted as a failure) or the result of a success (the attempt is
    * removed); an error it throws removes the attempt too.
    */
-  async attempt<T>(scope: string, who: string, ip: string, evaluate: () => Promise<T | null>): Promise<T | null> {
-    const id = await this.count(scope, this.digest(who, ipKey(ip)));
+  async attempt<T>(tenant: string, scope: string, who: string, ip: string, evaluate: () => Promise<T | null>): Promise<T | null> {
+    const db = this.store(tenant);
+    const id = await this.count(db, scope, this.digest(who, ipKey(ip)));
     let result: T | null;
     try {
       result = await evaluate();
     } catch (err) {
       // the evaluation's error is the one to report; an attempt left behind only counts as a failure
-      await this.remove(id).catch(() => undefined);
+      await this.remove(db, id).catch(() => undefined);
       throw err;
     }
     if (result === null) {
-      await this.db.run(`UPDATE ${this.db.t('auth_failures')} SET pending = ? WHERE id = ?`, [false, id]);
+      await db.run(`UPDATE ${db.t('auth_failures')} SET pending = ? WHERE id = ?`, [false, id]);
     } else {
-      await this.remove(id);
+      await this.remove(db, id);
     }
     return result;
   }
 
   /** Records a pending attempt and returns its id, or throws 429 (nothing recorded). */
-  private async count(scope: string, subject: string): Promise<string> {
+  private async count(db: Db, scope: string, subject: string): Promise<string> {
     const now = this.clock.now();
     const since = new Date(now.getTime() - LOGIN_WINDOW_MS).toISOString();
     const id = newId();
-    await this.db.tx(async (tx) => {
+    await db.tx(async (tx) => {
       await tx.run(
         `INSERT INTO ${tx.t('auth_throttle_locks')} (scope, subject, at) VALUES (?, ?, ?) ON CONFLICT (scope, subject) DO UPDATE SET at = excluded.at`,
         [scope, subject, now.toISOString()],
@@ -85,12 +87,12 @@ export class LoginThrottle {
     // Opportunistic clean-up keeps both tables small without a scheduler; a lock row in use has a
     // recent `at`, so it is never taken away from a waiting attempt.
     if (Math.random() < 0.02) {
-      for (const table of ['auth_failures', 'auth_throttle_locks']) await this.db.run(`DELETE FROM ${this.db.t(table)} WHERE at <= ?`, [since]);
+      for (const table of ['auth_failures', 'auth_throttle_locks']) await db.run(`DELETE FROM ${db.t(table)} WHERE at <= ?`, [since]);
     }
     return id;
   }
 
-  private async remove(id: string): Promise<void> {
-    await this.db.run(`DELETE FROM ${this.db.t('auth_failures')} WHERE id = ?`, [id]);
+  private async remove(db: Db, id: string): Promise<void> {
+    await db.run(`DELETE FROM ${db.t('auth_failures')} WHERE id = ?`, [id]);
   }
 }

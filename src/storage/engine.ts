@@ -102,6 +102,12 @@ export interface Engine {
    */
   callers(projectId: string): Promise<Db>;
   /**
+   * The platform store, for the statements a public endpoint makes before anything proves who
+   * calls (the login throttle's), under `tenant`'s share as callers()'s are: a project's id, or a
+   * key of the platform's own (the owners' sign-in). SQLite: the platform store itself.
+   */
+  platformFor(tenant: string): Db;
+  /**
    * The store of an existing project, for statements over the project's own tables, whose cost the
    * caller's filters and policies decide: each statement is bounded by the statement timeout and
    * runs under the project's fair share of the engine's capacity (SQLite: worker threads, off the

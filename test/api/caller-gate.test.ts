@@ -49,6 +49,49 @@ await describeEngines('the data-plane caller is resolved under the project share
     expectError(session!, 401, 'invalid_user_token');
   });
 
+  test("with its share held, a project's public auth routes (login, sign-up, magic link, password reset) wait while another project's login answers", { skip: kind !== 'postgres' && 'the embedded engine runs these statements on the main thread, holding no worker' }, async () => {
+    const A = await dataPlane(ctx());
+    const B = await dataPlane(ctx());
+    const a = await A.endUser();
+    const b = await B.endUser();
+    const { engine } = ctx();
+    const post = (pid: string, path: string, body: unknown) => ctx().req('POST', `/${pid}/auth/${path}`, { body });
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const data = await engine.data(A.pid, 0);
+    const share = 3; // (PG_POOL_SIZE 8 in tests: 6 slots, 3 per project)
+    const holders = Array.from({ length: share }, () => data.tx(async (tx) => {
+      await tx.get('SELECT 1 AS one');
+      await held;
+    }));
+    const settled: string[] = [];
+    let answers: Promise<Reply>[] = [];
+    try {
+      for (let i = 0; i < 1000 && engine.stats().gate.inUse < share; i++) await new Promise((r) => setTimeout(r, 5));
+      assert.equal(engine.stats().gate.inUse, share);
+      answers = [
+        post(A.pid, 'login', { email: a.email, password: 'end user password' }),
+        post(A.pid, 'login', { email: 'nobody@example.com', password: 'a wrong password' }),
+        post(A.pid, 'register', { email: 'new@example.com', password: 'a long password' }),
+        post(A.pid, 'magic-link', { email: a.email }),
+        post(A.pid, 'password/forgot', { email: a.email }),
+      ].map((p, i) => p.finally(() => settled.push(`request ${i}`)));
+      const login = await post(B.pid, 'login', { email: b.email, password: 'end user password' });
+      assert.equal(login.status, 200, JSON.stringify(login.body));
+      await new Promise((r) => setTimeout(r, 50));
+      assert.deepEqual(settled, [], "A's requests wait for its share");
+    } finally {
+      release();
+      await Promise.allSettled(holders);
+    }
+    const [login, wrong, register, magic, recover] = await Promise.all(answers);
+    assert.equal(login!.status, 200, JSON.stringify(login!.body));
+    expectError(wrong!, 401, 'invalid_credentials');
+    assert.equal(register!.status, 201, JSON.stringify(register!.body));
+    assert.equal(magic!.status, 200, JSON.stringify(magic!.body));
+    assert.equal(recover!.status, 200, JSON.stringify(recover!.body));
+  });
+
   test('a flood of token-shaped keys against one project is answered 401 or 503 project_busy, and another project keeps answering', async () => {
     const A = await dataPlane(ctx());
     const B = await dataPlane(ctx());

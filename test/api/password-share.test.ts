@@ -47,7 +47,7 @@ await describeEngines(
 // cheap hashes, one at a time: a project's queue fills
 await describeEngines(
   'a flood of sign-ups beyond a project queue is refused and changes nothing',
-  (ctx) => {
+  (ctx, kind) => {
     test('sign-ups beyond the queue get 503 project_busy with Retry-After, create no user, and another project logs in meanwhile', async () => {
       const t = ctx();
       const A = await projectWithUser(t);
@@ -62,9 +62,11 @@ await describeEngines(
       assert.ok(refused.length > 0, 'a queue of 64 and one running hash leave some of 120 refused');
       for (const r of refused) {
         expectError(r, 503, 'project_busy');
-        assert.match(r.body.message, /password checks/);
         assert.equal(r.headers['retry-after'], '1');
       }
+      // (PostgreSQL: the sign-up's first look-up, the project's email settings, waits in the
+      // project's share of the pool first, whose queue refuses its own overflow)
+      if (kind === 'sqlite') assert.ok(refused.every((r) => /password checks/.test(r.body.message)), refused[0]?.body.message);
       const after = (await t.engine.project(A.pid).then((db) => db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM ${db.t('_bp_users')}`)))!.n;
       assert.equal(Number(after) - Number(before), created, 'a refused sign-up creates no user');
     });

@@ -182,6 +182,10 @@ export class PostgresEngine implements Engine {
     return new GatedDb(await this.project(projectId), this.gate, projectId);
   }
 
+  platformFor(tenant: string): Db {
+    return new GatedDb(this.platform, this.gate, tenant);
+  }
+
   async data(projectId: string, schemaVersion: number): Promise<Db> {
     await this.ensure(projectId, false);
     return new GatedDb(new PgDb(this.pool, PostgresEngine.schemaOf(projectId), schemaVersion), this.gate, projectId);

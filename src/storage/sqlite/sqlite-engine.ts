@@ -213,6 +213,11 @@ export class SqliteEngine implements Engine {
     return this.openProject(projectId, false);
   }
 
+  /** The platform's connection: its statements run one at a time on the main thread. */
+  platformFor(): Db {
+    return this.platform;
+  }
+
   async data(projectId: string): Promise<Db> {
     const main = await this.openProject(projectId, false); // exists and is migrated
     return new HybridDb(main, this.workers.db(projectId), this.inline, projectId);
