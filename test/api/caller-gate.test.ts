@@ -8,6 +8,30 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describeEngines, expectError, type Reply } from '../support/app.ts';
 import { dataPlane } from '../support/data-plane.ts';
+import type { Engine } from '../../src/storage/engine.ts';
+
+/** Holds every slot of a project's share (PG_POOL_SIZE 8 in tests: 6 slots, 3 per project) until release(). */
+async function holdShare(engine: Engine, pid: string): Promise<{ release(): Promise<void> }> {
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  const data = await engine.data(pid, 0);
+  const share = 3;
+  const holders = Array.from({ length: share }, () => data.tx(async (tx) => {
+    await tx.get('SELECT 1 AS one');
+    await held;
+  }));
+  for (let i = 0; i < 1000 && engine.stats().gate.inUse < share; i++) await new Promise((r) => setTimeout(r, 5));
+  const holding = engine.stats().gate.inUse;
+  const done = async () => {
+    release();
+    await Promise.allSettled(holders);
+  };
+  if (holding !== share) {
+    await done();
+    assert.fail(`held ${holding} slots of ${share}`);
+  }
+  return { release: done };
+}
 
 await describeEngines('the data-plane caller is resolved under the project share', (ctx, kind) => {
   test('with its share held, a project resolves no caller, valid or not, nor an end user token, while another answers; then both answer as before', { skip: kind !== 'postgres' && 'the embedded engine resolves callers on the main thread, holding no worker' }, async () => {
@@ -16,20 +40,10 @@ await describeEngines('the data-plane caller is resolved under the project share
     await A.createTable('notes', [{ name: 'title', type: 'text' }]);
     await B.createTable('notes', [{ name: 'title', type: 'text' }]);
     const { engine } = ctx();
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    const data = await engine.data(A.pid, 0);
-    // (PG_POOL_SIZE 8 in tests: 6 slots, 3 per project)
-    const share = 3;
-    const holders = Array.from({ length: share }, () => data.tx(async (tx) => {
-      await tx.get('SELECT 1 AS one');
-      await held;
-    }));
+    const hold = await holdShare(engine, A.pid);
     const settled: string[] = [];
     let answers: Promise<Reply>[] = [];
     try {
-      for (let i = 0; i < 1000 && engine.stats().gate.inUse < share; i++) await new Promise((r) => setTimeout(r, 5));
-      assert.equal(engine.stats().gate.inUse, share);
       answers = [
         A.rest('GET', 'notes', { key: randomBytes(32).toString('hex') }),
         A.rest('GET', 'notes'),
@@ -40,8 +54,7 @@ await describeEngines('the data-plane caller is resolved under the project share
       assert.deepEqual(settled, [], "A's requests wait for its share");
       assert.equal(engine.stats().gate.queued, 3, 'each waits for a slot of the gate');
     } finally {
-      release(); // (also when an assertion failed: the held transactions would outlive the test)
-      await Promise.allSettled(holders);
+      await hold.release(); // (also when an assertion failed: the held transactions would outlive the test)
     }
     const [bogus, valid, session] = await Promise.all(answers);
     expectError(bogus!, 401, 'invalid_api_key');
@@ -56,19 +69,10 @@ await describeEngines('the data-plane caller is resolved under the project share
     const b = await B.endUser();
     const { engine } = ctx();
     const post = (pid: string, path: string, body: unknown) => ctx().req('POST', `/${pid}/auth/${path}`, { body });
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    const data = await engine.data(A.pid, 0);
-    const share = 3; // (PG_POOL_SIZE 8 in tests: 6 slots, 3 per project)
-    const holders = Array.from({ length: share }, () => data.tx(async (tx) => {
-      await tx.get('SELECT 1 AS one');
-      await held;
-    }));
+    const hold = await holdShare(engine, A.pid);
     const settled: string[] = [];
     let answers: Promise<Reply>[] = [];
     try {
-      for (let i = 0; i < 1000 && engine.stats().gate.inUse < share; i++) await new Promise((r) => setTimeout(r, 5));
-      assert.equal(engine.stats().gate.inUse, share);
       answers = [
         post(A.pid, 'login', { email: a.email, password: 'end user password' }),
         post(A.pid, 'login', { email: 'nobody@example.com', password: 'a wrong password' }),
@@ -81,8 +85,7 @@ await describeEngines('the data-plane caller is resolved under the project share
       await new Promise((r) => setTimeout(r, 50));
       assert.deepEqual(settled, [], "A's requests wait for its share");
     } finally {
-      release();
-      await Promise.allSettled(holders);
+      await hold.release(); // (also when an assertion failed: the held transactions would outlive the test)
     }
     const [login, wrong, register, magic, recover] = await Promise.all(answers);
     assert.equal(login!.status, 200, JSON.stringify(login!.body));
