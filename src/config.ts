@@ -176,6 +176,13 @@ function queryTimeout(env: Record<string, string | undefined>, statementTimeoutM
   return ms;
 }
 
+/** The size of libuv's thread pool as libuv reads it (atoi, then at least 1 and at most 1024): not ours to refuse. */
+function uvThreadpoolSize(raw: string | undefined): number {
+  if (raw === undefined) return 4;
+  const n = Number.parseInt(raw, 10);
+  return Number.isNaN(n) || n < 1 ? 1 : Math.min(n, 1024);
+}
+
 export function loadConfig(env: Record<string, string | undefined>): Config {
   const databaseUrl = env.DATABASE_URL && env.DATABASE_URL.length > 0 ? env.DATABASE_URL : null;
   if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) throw new Error('DATABASE_URL must be a postgres:// URL');
@@ -195,7 +202,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     argon2: Object.freeze({
       memoryCost: int(env, 'ARGON2_MEMORY_KIB', 19456, 1024, 1024 * 1024),
       timeCost: int(env, 'ARGON2_TIME_COST', 2, 1, 10),
-      concurrency: int(env, 'PASSWORD_HASH_CONCURRENCY', Math.max(1, int(env, 'UV_THREADPOOL_SIZE', 4, 1, 1024) - 1), 1, 1024),
+      concurrency: int(env, 'PASSWORD_HASH_CONCURRENCY', Math.max(1, uvThreadpoolSize(env.UV_THREADPOOL_SIZE) - 1), 1, 1024),
     }),
     tokenTtlMs: 30 * DAY_MS,
     statementTimeoutMs,

@@ -58,12 +58,15 @@ export class EmailFlowService {
   ): Promise<EndUserSession | { token: null; user: EndUser; email_verification_required: true }> {
     const base = redirectUrl === undefined ? undefined : await this.settings.redirectBase(projectId, redirectUrl);
     if (!(await this.config.requiresConfirmation(projectId))) return this.users.register(projectId, input);
+    const linkBase = base ?? (await this.settings.redirectBase(projectId, undefined));
     const user = await this.users.register(projectId, input, { session: false });
-    const db = await this.engine.callers(projectId);
+    // Not under the project's share: the user exists now, and a refusal would leave them without
+    // their link; the password share ahead of the sign-up already bounds how many get here.
+    const db = await this.engine.project(projectId);
     // null only if the owner removed the user in the meantime: then there is nobody to write to
     const token = await this.tokens.issue(db, user.id, 'email_verification', null, () => true);
     if (token !== null) {
-      const link = linkWithToken(base ?? (await this.settings.redirectBase(projectId, undefined)), token);
+      const link = linkWithToken(linkBase, token);
       this.queue(projectId, 'email_verification', user.email, async () => link, { email: user.email });
     }
     return { token: null, user, email_verification_required: true };

@@ -110,7 +110,7 @@ export function buildServices(engine: Engine, config: Config, clock: Clock, opts
   );
   // rate-limit subjects are keyed with the master key, so every node sharing it counts alike
   const subjects = subjectDigest(opts.secrets.mac('rate-limit subjects'));
-  const throttle = new LoginThrottle((tenant) => engine.platformFor(tenant), clock, subjects, () => report.refused('login_throttle'));
+  const throttle = new LoginThrottle(engine.platform, (tenant) => engine.platformFor(tenant), clock, subjects, () => report.refused('login_throttle'));
   const tables = new TableService(engine, clock);
   const log = opts.log ?? createLogger(config.logLevel);
   const policies = new PolicyService(engine, tables, clock, log);

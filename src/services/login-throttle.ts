@@ -24,8 +24,14 @@ export const PENDING_BOUND_MS = 60 * 1000;
 
 export class LoginThrottle {
   constructor(
-    /** the platform store for a tenant's attempts, under its share (Engine.platformFor) */
-    private readonly store: (tenant: string) => Db,
+    /**
+     * The platform store. An attempt is counted under its tenant's share (`share`, Engine.platformFor):
+     * counting is where a flood of attempts first touches the database. Settling it, which only an
+     * attempt counted already does, is not: a successful login refused there would leave a session
+     * nobody received and a pending attempt counted as a failure.
+     */
+    private readonly db: Db,
+    private readonly share: (tenant: string) => Db,
     private readonly clock: Clock,
     private readonly digest: SubjectDigest,
     /** told of every attempt refused with 429 (metrics) */
@@ -36,23 +42,23 @@ export class LoginThrottle {
    * Runs `evaluate` as one counted attempt of `who` (an email, an account id) from `ip`, or throws
    * 429 when that subject has no room left in `scope`. `evaluate` answers null for wrong credentials
    * (the attempt then stays counted as a failure) or the result of a success (the attempt is
-   * removed); an error it throws removes the attempt too.
+   * removed); an error it throws removes the attempt too. `tenant`: whose share counting takes (a
+   * project's id, or the owners').
    */
   async attempt<T>(tenant: string, scope: string, who: string, ip: string, evaluate: () => Promise<T | null>): Promise<T | null> {
-    const db = this.store(tenant);
-    const id = await this.count(db, scope, this.digest(who, ipKey(ip)));
+    const id = await this.count(this.share(tenant), scope, this.digest(who, ipKey(ip)));
     let result: T | null;
     try {
       result = await evaluate();
     } catch (err) {
       // the evaluation's error is the one to report; an attempt left behind only counts as a failure
-      await this.remove(db, id).catch(() => undefined);
+      await this.remove(id).catch(() => undefined);
       throw err;
     }
     if (result === null) {
-      await db.run(`UPDATE ${db.t('auth_failures')} SET pending = ? WHERE id = ?`, [false, id]);
+      await this.db.run(`UPDATE ${this.db.t('auth_failures')} SET pending = ? WHERE id = ?`, [false, id]);
     } else {
-      await this.remove(db, id);
+      await this.remove(id);
     }
     return result;
   }
@@ -87,12 +93,12 @@ export class LoginThrottle {
     // Opportunistic clean-up keeps both tables small without a scheduler; a lock row in use has a
     // recent `at`, so it is never taken away from a waiting attempt.
     if (Math.random() < 0.02) {
-      for (const table of ['auth_failures', 'auth_throttle_locks']) await db.run(`DELETE FROM ${db.t(table)} WHERE at <= ?`, [since]);
+      for (const table of ['auth_failures', 'auth_throttle_locks']) await this.db.run(`DELETE FROM ${this.db.t(table)} WHERE at <= ?`, [since]);
     }
     return id;
   }
 
-  private async remove(db: Db, id: string): Promise<void> {
-    await db.run(`DELETE FROM ${db.t('auth_failures')} WHERE id = ?`, [id]);
+  private async remove(id: string): Promise<void> {
+    await this.db.run(`DELETE FROM ${this.db.t('auth_failures')} WHERE id = ?`, [id]);
   }
 }

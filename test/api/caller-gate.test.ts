@@ -106,3 +106,47 @@ await describeEngines('the data-plane caller is resolved under the project share
     assert.ok(answers.some((r) => r.status === 401));
   });
 });
+
+// A login's attempt is counted under the project's share, and settled outside it: a login that
+// succeeded while a flood filled the share must answer its session, and leave no attempt pending
+// (a pending attempt counts as a failure for the throttle's 15 minutes).
+await describeEngines(
+  'a login that succeeds while its project share fills up',
+  (ctx, kind) => {
+    test('answers 200 with its session and leaves no pending attempt', { skip: kind !== 'postgres' && 'the embedded engine runs these statements on the main thread, holding no worker' }, async () => {
+      const t = ctx();
+      const A = await dataPlane(t);
+      const a = await A.endUser();
+      const users = t.services.endUsers;
+      const original = users.startSession;
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      const holders: Promise<unknown>[] = [];
+      // once the session is written, every slot of A's share is taken (the login's own slot as soon
+      // as its transaction ends) and kept until the login has answered
+      users.startSession = async (db, user) => {
+        users.startSession = original;
+        const session = await original.call(users, db, user);
+        const data = await t.engine.data(A.pid, 0);
+        for (let i = 0; i < 3; i++) holders.push(data.tx(async (tx) => {
+          await tx.get('SELECT 1 AS one');
+          await held;
+        }));
+        return session;
+      };
+      let login: Reply;
+      try {
+        login = await t.req('POST', `/${A.pid}/auth/login`, { body: { email: a.email, password: 'end user password' } });
+      } finally {
+        users.startSession = original;
+        release();
+        await Promise.allSettled(holders);
+      }
+      assert.equal(login.status, 200, JSON.stringify(login.body));
+      assert.ok(login.body.token);
+      const pending = await t.engine.platform.all(`SELECT id FROM ${t.engine.platform.t('auth_failures')} WHERE pending = ?`, [true]);
+      assert.deepEqual(pending, [], 'the successful attempt was removed');
+    });
+  },
+  { STATEMENT_TIMEOUT_MS: '1000' },
+);
