@@ -19,8 +19,12 @@ import { tooManyRequests } from '../errors.ts';
 
 export const LOGIN_FAILURE_LIMIT = 10;
 export const LOGIN_WINDOW_MS = 15 * 60 * 1000;
-/** Longer than any password check: an attempt pending for longer belongs to a process that died. */
-export const PENDING_BOUND_MS = 60 * 1000;
+/**
+ * Longer than any password check: an attempt pending for longer belongs to a process that died. A
+ * check may wait for its project's share of the database twice (a statement's wait is bounded by
+ * STATEMENT_TIMEOUT_MS, 30 s by default) and for the password share (10 s).
+ */
+export const PENDING_BOUND_MS = 2 * 60 * 1000;
 
 export class LoginThrottle {
   constructor(
