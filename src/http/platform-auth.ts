@@ -59,11 +59,10 @@ export function projectOf(request: FastifyRequest): Project {
   return request.project;
 }
 
-/** The id of the project named by `:project_id` on the unauthenticated end-user routes, or 404. */
+/** The id of the project named by `:project_id` on the unauthenticated end-user routes, or 404 (ProjectService.exists). */
 export function existingProject(projects: ProjectService) {
   return async (id: string): Promise<string> => {
-    const p = await projects.find(id);
-    if (!p) throw new AppError('not_found', { what: 'project' });
-    return p.id;
+    if (!(await projects.exists(id))) throw new AppError('not_found', { what: 'project' });
+    return id;
   };
 }

@@ -82,7 +82,6 @@ function guardSql(db: Db, user: AuthContext | null): string {
   return sql.join(' AND ');
 }
 
-const KNOWN_PROJECTS = 10000;
 const GUESSES = 10000;
 /** one project's part of GUESSES (a hostile one cycling credentials evicts only its own) */
 const GUESSES_PER_PROJECT = 1000;
@@ -95,8 +94,6 @@ const credentialsKey = (c: { keyHash: string; session: string }) => `${c.keyHash
 const invalidKey = () => new AppError('invalid_api_key');
 
 export class DataPlaneService {
-  /** projects seen to exist, least recently used first */
-  private readonly known = new Map<string, true>();
   /** the last caller of each credentials (project, key hash, session hash) */
   private readonly guesses = new CallerMemory<Resolved>(GUESSES, GUESSES_PER_PROJECT);
 
@@ -112,7 +109,7 @@ export class DataPlaneService {
   /** The caller of `projectId`, or 401 (no key, or one not valid for this project: also when the project does not exist). */
   async resolve(projectId: string, apiKey: string | undefined, userToken: string | undefined): Promise<DataPlaneCaller> {
     if (apiKey === undefined) throw new AppError('missing_api_key');
-    if (!isTokenShaped(apiKey) || !(await this.exists(projectId))) throw invalidKey();
+    if (!isTokenShaped(apiKey) || !(await this.projects.exists(projectId))) throw invalidKey();
     const now = this.clock.now();
     const credentials = { keyHash: hashToken(apiKey), session: sessionOf(userToken) };
     try {
@@ -136,7 +133,7 @@ export class DataPlaneService {
       return caller;
     } catch (err) {
       if (!(err instanceof StoreMissing)) throw err;
-      this.known.delete(projectId);
+      this.projects.forget(projectId);
       throw invalidKey();
     }
   }
@@ -158,11 +155,4 @@ export class DataPlaneService {
     return { caller, guard: { sql: seen.guardSql, params }, confirmed: false };
   }
 
-  private async exists(projectId: string): Promise<boolean> {
-    if (this.known.has(projectId)) return true;
-    if (!(await this.projects.find(projectId))) return false;
-    this.known.set(projectId, true);
-    if (this.known.size > KNOWN_PROJECTS) this.known.delete(this.known.keys().next().value!);
-    return true;
-  }
 }

@@ -28,9 +28,17 @@ function checkDescription(raw: string | null): string | null {
 }
 
 const COLUMNS = 'id, name, description, created_at, updated_at';
+/** The key of the look-ups of projects that unauthenticated requests name (Engine.platformFor). */
+export const CLAIMED_PROJECTS = ' claimed projects';
+/** Projects a public route found, remembered (their look-up is once per process, not per request). */
+const KNOWN_PROJECTS = 10000;
 
 export class ProjectService {
   private readonly db: Db;
+  /** projects a public route found, oldest first */
+  private readonly known = new Map<string, true>();
+  /** look-ups under way, by project */
+  private readonly lookingUp = new Map<string, Promise<boolean>>();
 
   constructor(
     private readonly engine: Engine,
@@ -97,5 +105,38 @@ export class ProjectService {
     await this.get(ownerId, projectId);
     await this.db.run(`DELETE FROM ${this.db.t('projects')} WHERE id = ? AND owner_id = ?`, [projectId, ownerId]);
     await this.engine.dropProjectStore(projectId);
+    this.forget(projectId);
+  }
+
+  /**
+   * Whether the project an unauthenticated request names exists. One found before is taken to
+   * exist: a store deleted since (on any node) fails its first statement with StoreMissing, a 404,
+   * and the caller forgets it. Another is looked up under one share for all such look-ups
+   * (Engine.platformFor): a flood of made-up ids waits on that share, or is refused 503
+   * project_busy, instead of taking the platform's connections from every project.
+   */
+  async exists(projectId: string): Promise<boolean> {
+    if (this.known.has(projectId)) return true;
+    if (!isId(projectId)) return false;
+    // the first requests of a project, arriving together, share one look-up
+    let found = this.lookingUp.get(projectId);
+    if (!found) {
+      found = this.lookUp(projectId).finally(() => this.lookingUp.delete(projectId));
+      this.lookingUp.set(projectId, found);
+    }
+    return found;
+  }
+
+  private async lookUp(projectId: string): Promise<boolean> {
+    const db = this.engine.platformFor(CLAIMED_PROJECTS);
+    if (!(await db.get(`SELECT 1 AS one FROM ${db.t('projects')} WHERE id = ?`, [projectId]))) return false;
+    this.known.set(projectId, true);
+    if (this.known.size > KNOWN_PROJECTS) this.known.delete(this.known.keys().next().value!);
+    return true;
+  }
+
+  /** Drops a project exists() found (its store turned out to be gone). */
+  forget(projectId: string): void {
+    this.known.delete(projectId);
   }
 }

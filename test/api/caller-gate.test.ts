@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { describeEngines, expectError, type Reply } from '../support/app.ts';
 import { dataPlane } from '../support/data-plane.ts';
 import type { Engine } from '../../src/storage/engine.ts';
+import { CLAIMED_PROJECTS } from '../../src/services/projects.ts';
 
 /** Holds every slot of a project's share (PG_POOL_SIZE 8 in tests: 6 slots, 3 per project) until release(). */
 async function holdShare(engine: Engine, pid: string): Promise<{ release(): Promise<void> }> {
@@ -104,6 +105,39 @@ await describeEngines('the data-plane caller is resolved under the project share
     const answers = await Promise.all(flood);
     for (const res of answers) assert.ok(res.status === 401 || res.body.code === 'project_busy', `${res.status} ${JSON.stringify(res.body)}`);
     assert.ok(answers.some((r) => r.status === 401));
+  });
+});
+
+// The project an unauthenticated request names is looked up once per process, under one share for
+// all such look-ups: a flood of made-up project ids waits on that share, while projects already
+// found answer without it.
+await describeEngines('the look-up of a project named by an unauthenticated request', (ctx, kind) => {
+  test('with the share of such look-ups held, a made-up id waits while a project found before answers; then it is 404', { skip: kind !== 'postgres' && 'the embedded engine reads the platform store on the main thread' }, async () => {
+    const t = ctx();
+    const A = await dataPlane(t);
+    const a = await A.endUser(); // its project is found, and remembered
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const claimed = t.engine.platformFor(CLAIMED_PROJECTS);
+    const holders = Array.from({ length: 3 }, () => claimed.tx(async (tx) => {
+      await tx.get('SELECT 1 AS one');
+      await held;
+    }));
+    let madeUp: Promise<Reply> | undefined;
+    let settled = false;
+    try {
+      for (let i = 0; i < 1000 && t.engine.stats().gate.inUse < 3; i++) await new Promise((r) => setTimeout(r, 5));
+      assert.equal(t.engine.stats().gate.inUse, 3);
+      madeUp = t.req('POST', `/${'z'.repeat(16)}/auth/login`, { body: { email: a.email, password: 'end user password' } }).finally(() => (settled = true));
+      const login = await t.req('POST', `/${A.pid}/auth/login`, { body: { email: a.email, password: 'end user password' } });
+      assert.equal(login.status, 200, JSON.stringify(login.body));
+      await new Promise((r) => setTimeout(r, 50));
+      assert.equal(settled, false, 'the made-up id waits for the share');
+    } finally {
+      release();
+      await Promise.allSettled(holders);
+    }
+    expectError(await madeUp!, 404, 'not_found');
   });
 });
 

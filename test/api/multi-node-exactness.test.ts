@@ -140,13 +140,18 @@ if (engines.includes('postgres')) {
       assert.equal((await a('DELETE', `/projects/${pid}/tables/${tableId}/rls-policies/${p.policy_id}`)).status, 204);
     });
 
-    test('a deleted project answers 401 on the other node at once', async () => {
+    test('a deleted project answers 401 on the other node at once, and 404 on its end-user routes', async () => {
       const other = (await a('POST', '/projects', { name: 'short-lived' })).body;
       await a('POST', `/projects/${other.id}/tables`, { name: 't', columns: [{ name: 'x', type: 'text' }] });
       const k = (await a('POST', `/projects/${other.id}/keys`, { name: 'k', permissions: ['select'] })).body.key;
       assert.equal((await call(B.base, 'GET', `/${other.id}/rest/t`, { key: k })).status, 200);
+      // B's end-user routes have seen the project too (they remember the projects they found)
+      assert.equal((await call(B.base, 'POST', `/${other.id}/auth/register`, { body: { email: 'brief@example.com', password: 'end user password' } })).status, 201);
       assert.equal((await a('DELETE', `/projects/${other.id}`)).status, 204);
       assert.equal((await call(B.base, 'GET', `/${other.id}/rest/t`, { key: k })).status, 401);
+      const login = await call(B.base, 'POST', `/${other.id}/auth/login`, { body: { email: 'brief@example.com', password: 'end user password' } });
+      assert.equal(login.status, 404, JSON.stringify(login.body));
+      assert.equal(login.body.code, 'not_found');
     });
   });
 } else {
