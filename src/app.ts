@@ -2,7 +2,7 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import type { Config } from './config.ts';
-import type { Engine } from './storage/engine.ts';
+import { StoreMissing, type Engine } from './storage/engine.ts';
 import type { Services } from './services/index.ts';
 import { AppError } from './errors.ts';
 import { clientErrorHandler, installErrorHandling, refuseConnect } from './http/error-handler.ts';
@@ -64,9 +64,22 @@ export async function buildApp({ config, engine, services, logger, consoleDir }:
   await installOpenApi(app);
   if (services.metrics) metricsRoute(app, services.metrics, config.metrics.token);
   registerRoutes(app, config, engine, services);
+  forgetMissingProjects(app, services);
   consoleRoutes(app, consoleDir ?? join(ROOT, 'dist', 'console'));
   await app.ready();
   return app;
+}
+
+/**
+ * A project a node remembered (ProjectService.exists) whose store turned out to be gone (deleted
+ * through another node) is forgotten: its next request is looked up again (404) instead of failing
+ * at its first statement each time.
+ */
+function forgetMissingProjects(app: FastifyInstance, services: Services): void {
+  app.addHook('onError', async (request, _reply, error) => {
+    const id = (request.params as { project_id?: unknown } | undefined)?.project_id;
+    if (error instanceof StoreMissing && typeof id === 'string') services.projects.forget(id);
+  });
 }
 
 function createServer(config: Config, logger: Logger, metrics: Metrics | null): FastifyInstance {

@@ -179,11 +179,15 @@ export class AccountService {
     return toAccount(row!);
   }
 
-  /** Deletes the account, its sessions, its projects and every project's store. */
+  /**
+   * Deletes the account, its sessions, its projects and every project's store: the stores first, so
+   * that a drop that fails (a time-out) leaves the account to delete again, never a store that
+   * nodes which remember its project would go on serving.
+   */
   async remove(caller: Caller): Promise<void> {
     const projects = await this.db.all<{ id: string }>(`SELECT id FROM ${this.db.t('projects')} WHERE owner_id = ?`, [caller.account.id]);
-    await this.db.run(`DELETE FROM ${this.db.t('accounts')} WHERE id = ?`, [caller.account.id]);
     for (const p of projects) await this.engine.dropProjectStore(p.id);
+    await this.db.run(`DELETE FROM ${this.db.t('accounts')} WHERE id = ?`, [caller.account.id]);
   }
 }
 

@@ -127,8 +127,10 @@ export class EndUserService {
   async login(projectId: string, input: { email: string; password: string }, ip: string): Promise<EndUserSession> {
     const email = normalizeEmail(input.email);
     const db = await this.engine.callers(projectId);
+    // read before the attempt is counted: a project deleted since a node found it fails here (404),
+    // before its throttle writes anything; the check below re-reads what it relies on
+    const row = await db.get<UserRow & { password_hash: string }>(`SELECT ${USER_COLUMNS}, password_hash FROM ${db.t('_bp_users')} WHERE email = ?`, [email]);
     const session = await this.throttle.attempt(projectId, `project:${projectId}`, email, ip, async () => {
-      const row = await db.get<UserRow & { password_hash: string }>(`SELECT ${USER_COLUMNS}, password_hash FROM ${db.t('_bp_users')} WHERE email = ?`, [email]);
       // a voided password is checked like an unknown address: against the dummy hash, at the same cost
       const stored = row && row.password_hash !== VOID_PASSWORD ? row.password_hash : null;
       if (!(await this.hasher.verify(stored, input.password, projectId)) || !row) return null;

@@ -101,11 +101,15 @@ export class ProjectService {
     return this.get(ownerId, projectId);
   }
 
+  /**
+   * The store first: a drop that fails (a time-out behind a lock) leaves the project to delete
+   * again, never a store that nodes which remember the project (exists()) would go on serving.
+   */
   async remove(ownerId: string, projectId: string): Promise<void> {
     await this.get(ownerId, projectId);
-    await this.db.run(`DELETE FROM ${this.db.t('projects')} WHERE id = ? AND owner_id = ?`, [projectId, ownerId]);
     await this.engine.dropProjectStore(projectId);
     this.forget(projectId);
+    await this.db.run(`DELETE FROM ${this.db.t('projects')} WHERE id = ? AND owner_id = ?`, [projectId, ownerId]);
   }
 
   /**

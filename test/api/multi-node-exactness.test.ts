@@ -6,6 +6,7 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestDatabase, testEngines, type TestDatabase } from '../support/postgres.ts';
 import { startServer, type ServerProcess, callServer } from '../support/server-process.ts';
+import pg from 'pg';
 
 const { engines, skipReason } = await testEngines();
 
@@ -147,11 +148,27 @@ if (engines.includes('postgres')) {
       assert.equal((await call(B.base, 'GET', `/${other.id}/rest/t`, { key: k })).status, 200);
       // B's end-user routes have seen the project too (they remember the projects they found)
       assert.equal((await call(B.base, 'POST', `/${other.id}/auth/register`, { body: { email: 'brief@example.com', password: 'end user password' } })).status, 201);
+      // B counts a failed login: its throttle has a row for the project, and must write no other
+      // once the project is deleted
+      assert.equal((await call(B.base, 'POST', `/${other.id}/auth/login`, { body: { email: 'nobody@example.com', password: 'wrong password' } })).status, 401);
       assert.equal((await a('DELETE', `/projects/${other.id}`)).status, 204);
+      const throttleRows = async () => {
+        const c = new pg.Client({ connectionString: db.url });
+        await c.connect();
+        try {
+          return (await c.query(`SELECT COUNT(*)::int AS n FROM baseplate.auth_throttle_locks WHERE scope = $1`, [`project:${other.id}`])).rows[0].n as number;
+        } finally {
+          await c.end();
+        }
+      };
+      const before = await throttleRows();
+      for (const email of ['brief@example.com', 'someone.else@example.com', 'brief@example.com']) {
+        const login = await call(B.base, 'POST', `/${other.id}/auth/login`, { body: { email, password: 'end user password' } });
+        assert.equal(login.status, 404, JSON.stringify(login.body));
+        assert.equal(login.body.code, 'not_found');
+      }
+      assert.equal(await throttleRows(), before, 'no throttle row for a deleted project');
       assert.equal((await call(B.base, 'GET', `/${other.id}/rest/t`, { key: k })).status, 401);
-      const login = await call(B.base, 'POST', `/${other.id}/auth/login`, { body: { email: 'brief@example.com', password: 'end user password' } });
-      assert.equal(login.status, 404, JSON.stringify(login.body));
-      assert.equal(login.body.code, 'not_found');
     });
   });
 } else {

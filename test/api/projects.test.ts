@@ -5,6 +5,8 @@ import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describeEngines, registerAccount, createProject, expectError, type TestApp, type Reply } from '../support/app.ts';
+import pg from 'pg';
+import { PostgresEngine } from '../../src/storage/postgres/postgres-engine.ts';
 
 const DAY = 24 * 60 * 60 * 1000;
 const PROJECT_KEYS = ['created_at', 'description', 'id', 'name', 'updated_at'];
@@ -423,3 +425,33 @@ await describeEngines('projects', (ctx) => {
     assert.deepEqual(await snapshot(t, me.token), before, 'nothing changed and the live token still works');
   });
 });
+
+// A project's store is dropped before its row is deleted: a drop that fails (here a time-out behind
+// another session's lock on one of its tables) leaves the project to delete again, never a store
+// that nodes which remember the project would go on serving after its row was gone.
+await describeEngines(
+  'deleting a project whose store cannot be dropped yet',
+  (ctx, kind) => {
+    test('the delete fails with 503, the project is still there, and a second delete succeeds once the lock is gone', { skip: kind !== 'postgres' && 'a lock held on a table: PostgreSQL' }, async () => {
+      const t = ctx();
+      const { token } = await registerAccount(t);
+      const project = await createProject(t, token, 'locked');
+      assert.equal((await t.req('POST', `/projects/${project.id}/tables`, { token, body: { name: 'notes', columns: [{ name: 'body', type: 'text' }] } })).status, 201);
+      const locker = new pg.Client({ connectionString: t.config.databaseUrl! });
+      await locker.connect();
+      try {
+        await locker.query('BEGIN');
+        await locker.query(`LOCK TABLE ${PostgresEngine.schemaOf(project.id)}.notes IN ACCESS SHARE MODE`);
+        const refused = await t.req('DELETE', `/projects/${project.id}`, { token });
+        assert.equal(refused.status, 503, JSON.stringify(refused.body));
+        assert.equal((await t.req('GET', `/projects/${project.id}`, { token })).status, 200, 'the project is still there');
+        await locker.query('ROLLBACK');
+        assert.equal((await t.req('DELETE', `/projects/${project.id}`, { token })).status, 204);
+        expectError(await t.req('GET', `/projects/${project.id}`, { token }), 404, 'not_found');
+      } finally {
+        await locker.end();
+      }
+    });
+  },
+  { STATEMENT_TIMEOUT_MS: '1000' },
+);
