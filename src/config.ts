@@ -177,7 +177,7 @@ function queryTimeout(env: Record<string, string | undefined>, statementTimeoutM
 }
 
 /** The size of libuv's thread pool as libuv reads it (atoi, then at least 1 and at most 1024): not ours to refuse. */
-function uvThreadpoolSize(raw: string | undefined): number {
+export function uvThreadpoolSize(raw: string | undefined): number {
   if (raw === undefined) return 4;
   const n = Number.parseInt(raw, 10);
   return Number.isNaN(n) || n < 1 ? 1 : Math.min(n, 1024);

@@ -1,6 +1,6 @@
 // Composition root of the service. With the baseplate command (src/cli/cli.ts), the only file
 // that reads process.env.
-import { loadConfig } from './config.ts';
+import { loadConfig, uvThreadpoolSize } from './config.ts';
 import { checkEngineOptions, engineOptions, openEngine } from './storage/open-engine.ts';
 import { StorageFailure, type Engine } from './storage/engine.ts';
 import { buildServices, type Services } from './services/index.ts';
@@ -71,6 +71,9 @@ async function start() {
     smtpCa,
   });
   if (config.email.allowPrivateHosts) warn('EMAIL_ALLOW_PRIVATE_HOSTS is on: projects may send through loopback and private SMTP hosts. Never use this in production.');
+  const threads = uvThreadpoolSize(process.env.UV_THREADPOOL_SIZE);
+  if (config.argon2.concurrency >= threads)
+    warn(`PASSWORD_HASH_CONCURRENCY (${config.argon2.concurrency}) is not below libuv's thread pool (UV_THREADPOOL_SIZE, ${threads}): password hashes can hold every thread, and file I/O then waits behind them`);
   const app = await buildApp({ config, engine, services, logger: log });
   await step(`cannot listen on ${config.host}:${config.port}: `, () => app.listen({ port: config.port, host: config.host }));
   const port = (app.server.address() as { port: number }).port;

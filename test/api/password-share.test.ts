@@ -5,7 +5,11 @@
 // here measures time: the order in which answers arrive is what the share decides.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describeEngines, createProject, expectError, registerAccount, uniqueEmail, type Reply, type TestApp } from '../support/app.ts';
+import { startServer } from '../support/server-process.ts';
 
 async function projectWithUser(t: TestApp) {
   const { token } = await registerAccount(t);
@@ -86,3 +90,19 @@ await describeEngines(
   },
   { PASSWORD_HASH_CONCURRENCY: '2' },
 );
+
+test('the service warns at start when PASSWORD_HASH_CONCURRENCY leaves libuv no thread, and not by default', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'bp-hash-warn-'));
+  try {
+    for (const [env, warned] of [[{}, false], [{ PASSWORD_HASH_CONCURRENCY: '4' }, true], [{ UV_THREADPOOL_SIZE: '8', PASSWORD_HASH_CONCURRENCY: '4' }, false]] as const) {
+      const server = await startServer({ DATA_DIR: join(dir, `data-${Object.values(env).join('-')}`), LOG_LEVEL: 'info', ...env });
+      try {
+        assert.equal(/PASSWORD_HASH_CONCURRENCY \(\d+\) is not below libuv's thread pool/.test(server.output()), warned, `${JSON.stringify(env)}: ${server.output().slice(0, 2000)}`);
+      } finally {
+        await server.stop();
+      }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
