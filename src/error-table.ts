@@ -47,7 +47,9 @@ const REQUEST = {
   not_found: { status: 404, message: 'No such {{what}}.' },
   'not_found.route': { status: 404, message: 'No such route.', details: { method: '{{method}}', path: '{{path}}' } },
   'not_found.resource': { status: 404, message: 'No such resource.' },
-  'not_found.deleted': { status: 404, message: 'No such resource: it was deleted meanwhile.' },
+  // a project's store gone (deleted through another node): worded as for a project never seen, so
+  // that an unauthenticated caller does not learn that the id once existed
+  'not_found.deleted': { status: 404, message: 'No such project.' },
   'not_found.console': { status: 404, message: 'The console is not built.', hint: 'Run npm run build (the console needs the development dependencies to build).' },
   'not_found.console_file': { status: 404, message: 'No such console file.' },
   internal_error: { status: 500, message: 'An unexpected error occurred (request id {{request_id}}).', details: { request_id: '{{request_id}}' } },

@@ -45,8 +45,9 @@ export class GatedDb implements Db {
       await this.inner.runBestEffort(sql, params);
       return true;
     });
+    if (ran) return;
     const waiting = `${this.key} ${sql}`;
-    if (ran || waitingWrites.has(waiting)) return;
+    if (waitingWrites.has(waiting)) return;
     waitingWrites.add(waiting);
     void this.gate
       .run(this.key, () => this.inner.runBestEffort(sql, params))
