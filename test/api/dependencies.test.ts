@@ -23,10 +23,17 @@ function files(dir: string, ext: RegExp): string[] {
   });
 }
 
+// a source's imports and requires, and createRequire(...)('x')
+const SOURCE_IMPORT = /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+|\brequire\s*\(\s*|\)\(\s*)['"]([^'"]+)['"]/g;
+// A bundle's: the packages it bundled are CommonJS whose requires of what stays outside became
+// __require('x'); a bare require('x') there is text the bundled code generates (ajv's compiled
+// validators name their helpers so), not an import, and `)('x')` is any call's.
+const BUNDLE_IMPORT = /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+|\b__require\s*\(\s*|\bcreateRequire\([^()]*\)\(\s*)['"]([^'"]+)['"]/g;
+
 /** The packages a file loads at run time: static and dynamic imports and requires; type-only imports are erased. */
 function packagesOf(file: string): string[] {
   const text = readFileSync(file, 'utf8').replace(/^\s*import type [^;]*;/gm, '');
-  const specs = [...text.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+|\brequire\s*\(\s*|\)\(\s*)['"]([^'"]+)['"]/g)].map((m) => m[1]!);
+  const specs = [...text.matchAll(file.endsWith('.js') ? BUNDLE_IMPORT : SOURCE_IMPORT)].map((m) => m[1]!);
   return specs
     // a package name (not a relative path, a builtin, or text that merely reads like an import)
     .filter((s) => /^(@[a-z0-9][\w.-]*\/)?[a-z0-9][\w.-]*(\/[\w./-]*)?$/.test(s) && !BUILTIN.has(s.split('/')[0]!))
