@@ -96,6 +96,7 @@ const invalidKey = () => new AppError('invalid_api_key');
 export class DataPlaneService {
   /** the last caller of each credentials (project, key hash, session hash) */
   private readonly guesses = new CallerMemory<Resolved>(GUESSES, GUESSES_PER_PROJECT);
+  private readonly guessing: boolean;
 
   constructor(
     private readonly engine: Engine,
@@ -103,8 +104,13 @@ export class DataPlaneService {
     private readonly keys: KeyService,
     private readonly clock: Clock,
     /** GUESSED_READS (config.ts) */
-    private readonly guessing = false,
-  ) {}
+    guessing = false,
+  ) {
+    // in-process statements save no round trip: the embedded engine resolves the long way (a
+    // guarded read there also crowded its per-project budget under load: 503 project_busy), and
+    // remembers nothing to guess from
+    this.guessing = guessing && engine.dialect.remote;
+  }
 
   /** The caller of `projectId`, or 401 (no key, or one not valid for this project: also when the project does not exist). */
   async resolve(projectId: string, apiKey: string | undefined, userToken: string | undefined): Promise<DataPlaneCaller> {
@@ -128,7 +134,7 @@ export class DataPlaneService {
       const user = row.user_id === null ? null : toUser({ ...row, id: row.user_id, email: row.email!, created_at: row.created_at!, email_verified: row.email_verified! });
       const caller = { key, user, auth: user && authOf(user), version: Number(row.version) };
       // a token that names no session is not remembered: its guard would have to prove an absence
-      if (credentials.session === NO_SESSION || user)
+      if (this.guessing && (credentials.session === NO_SESSION || user))
         this.guesses.set(projectId, credentialsKey(credentials), { caller, keyId: row.key_id!, permissions: row.permissions, guardSql: guardSql(db, caller.auth) });
       return caller;
     } catch (err) {
@@ -140,9 +146,7 @@ export class DataPlaneService {
 
   /** The caller these credentials resolved to last time, with the guard that checks it now; null: none remembered. */
   async guess(projectId: string, apiKey: string | undefined, userToken: string | undefined): Promise<CallerGuess | null> {
-    // in-process statements save no round trip: the embedded engine resolves the long way (a
-    // guarded read there also crowded its per-project budget under load: 503 project_busy)
-    if (!this.guessing || !this.engine.dialect.remote || apiKey === undefined || !isTokenShaped(apiKey)) return null;
+    if (!this.guessing || apiKey === undefined || !isTokenShaped(apiKey)) return null;
     const credentials = { keyHash: hashToken(apiKey), session: sessionOf(userToken) };
     const seen = this.guesses.get(projectId, credentialsKey(credentials));
     if (!seen) return null;
