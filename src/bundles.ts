@@ -98,8 +98,15 @@ const COMMON: Esbuild.BuildOptions = {
  */
 const asciiOnly = (text: string) => text.replace(/[^\x00-\x7f]/gu, (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`);
 
+/**
+ * Files an install rewrites: with the packages bundled, an install that adds a file to a package
+ * (not an input yet) or restores older ones must make the bundles stale too.
+ */
+const INSTALL_STAMPS = ['package-lock.json', 'node_modules/.package-lock.json'];
+
 function recordInputs(out: string, metafile: Esbuild.Metafile): void {
-  replaceFile(`${out}.inputs.json`, (tmp) => writeFileSync(tmp, JSON.stringify(Object.keys(metafile.inputs))));
+  const inputs = [...Object.keys(metafile.inputs), ...INSTALL_STAMPS.filter((f) => existsSync(join(ROOT, f)))];
+  replaceFile(`${out}.inputs.json`, (tmp) => writeFileSync(tmp, JSON.stringify(inputs)));
 }
 
 /** The script a worker thread or sandbox process runs. */

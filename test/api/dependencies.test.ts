@@ -62,6 +62,13 @@ function productionCopy(): string {
   for (const f of readdirSync(join(ROOT, 'build')).filter((f) => f.startsWith('sqlite-deadline.') || f.startsWith('memory-trim.'))) cpSync(join(ROOT, 'build', f), join(dir, 'build', f), { preserveTimestamps: true });
   // hard links: fast, and pruning only removes the copy's links
   execFileSync('cp', ['-al', join(ROOT, 'node_modules'), join(dir, 'node_modules')]);
+  // but npm rewrites its record of the installed tree in place: a copy of its own, or the prune
+  // would write the pruned tree into this checkout's
+  const record = join(dir, 'node_modules', '.package-lock.json');
+  if (existsSync(record)) {
+    rmSync(record);
+    cpSync(join(ROOT, 'node_modules', '.package-lock.json'), record);
+  }
   execFileSync('npm', ['prune', '--omit=dev', '--ignore-scripts', '--offline', '--no-audit', '--no-fund'], { cwd: dir, stdio: 'pipe' });
   // (a dev dependency that a dependency needs too, such as yaml for @fastify/swagger, stays)
   const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean }> };
