@@ -64,6 +64,8 @@ function esbuild(): typeof Esbuild {
  * files beside their own code (the documentation's pages and their package.json), the optional
  * native pg driver, and the build and test tools. pg itself is loaded with createRequire
  * (storage/postgres/pg-driver.ts), which a bundler does not follow: it stays in node_modules too.
+ * A bundled package finds no `__dirname`: pino's transports (worker threads started from files
+ * beside pino) would fail in dist/, which is why the logger writes through pino.destination only.
  */
 const EXTERNAL = ['better-sqlite3', '@node-rs/argon2', 'isolated-vm', '@fastify/swagger', '@fastify/swagger-ui', 'pg-native', 'esbuild', 'playwright-core'];
 
@@ -72,8 +74,9 @@ const EXTERNAL = ['better-sqlite3', '@node-rs/argon2', 'isolated-vm', '@fastify/
  * 800 in node_modules and resolves no package paths (measured, 0.95-1.2 s to the first /health 200
  * against 0.72-0.81 s). Whitespace and comments are left out, which keeps the source V8 holds in
  * memory for every script small (bundled as written, idle memory grew by 5-7 MiB; so, by about 1);
- * names are kept, so stack traces still name functions. The packages bundled are CommonJS inside
- * an ES module, whose `require` of Node's own modules needs one defined (the banner).
+ * names are kept (but where two collide), so stack traces still name functions, and dist/ has
+ * source maps for `node --enable-source-maps` (read only then). The packages bundled are CommonJS
+ * inside an ES module, whose `require` of Node's own modules needs one defined (the banner).
  */
 const COMMON: Esbuild.BuildOptions = {
   absWorkingDir: ROOT,
@@ -136,6 +139,8 @@ export function buildDist(): boolean {
     entryNames: '[name]',
     chunkNames: '[name]-[hash]', // beside the entries: every file is one level below the root
     splitting: true,
+    sourcemap: 'linked',
+    sourcesContent: false,
     define: { BASEPLATE_DIST: 'true' },
     write: false,
   });
