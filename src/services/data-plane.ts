@@ -4,7 +4,10 @@
 // is trusted from memory: a revoked or expired key, a logout, a deleted user or a role change act on
 // the very next request, on every node. What is remembered is only a guess (CallerGuess): the caller
 // the same credentials resolved to last time, which a read may assume provided that its own
-// statement checks it (the guard) and is run again the long way when the check fails. The existence
+// statement checks it (the guard) and is run again the long way when the check fails. Where the
+// store can say cheaply whether anything changed in it (Db.stamp: the embedded engine, one node),
+// a caller is remembered with the store's stamp and used again while the stamp is the same and
+// no time bound (the key's or the session's expiry, the key's last use) has passed. The existence
 // of projects is remembered too, and a project deleted since (maybe through another node) shows as a
 // missing store on its first statement.
 import type { Db, Engine, SqlParam } from '../storage/engine.ts';
@@ -34,6 +37,7 @@ interface CallerRow extends Omit<KeyCheck, 'id'> {
   role: string | null;
   email_verified: number | boolean | null;
   created_at: string | null;
+  session_expires_at: string | null;
 }
 
 /**
@@ -58,6 +62,24 @@ interface Resolved {
   permissions: string;
   /** the guard's SQL (guardSql), written once: a repeated read only binds its values */
   guardSql: string;
+}
+
+/** A caller read under a store's stamp (Db.stamp), good while the stamp is the same until `until` (ms). */
+interface Stamped {
+  caller: DataPlaneCaller;
+  stamp: string;
+  until: number;
+}
+
+/**
+ * Until when the caller read from `row` stays what the same row gives, the store unchanged: the
+ * key's and the session's expiry, and the key's last use, written again once it is older than
+ * LAST_USED_RESOLUTION_MS (keys.ts accept; that write changes the stamp).
+ */
+function stampedUntil(row: CallerRow): number {
+  const lastUse = row.last_used_at === null ? Number.NEGATIVE_INFINITY : Date.parse(row.last_used_at) + LAST_USED_RESOLUTION_MS;
+  const bounds = [lastUse, row.expires_at, row.session_expires_at].map((b) => (typeof b === 'string' ? Date.parse(b) : (b ?? Number.POSITIVE_INFINITY)));
+  return Math.min(...bounds);
 }
 
 /**
@@ -97,6 +119,8 @@ export class DataPlaneService {
   /** the last caller of each credentials (project, key hash, session hash) */
   private readonly guesses = new CallerMemory<Resolved>(GUESSES, GUESSES_PER_PROJECT);
   private readonly guessing: boolean;
+  /** the last caller of each credentials, under the stamp of the store it was read from */
+  private readonly stamped = new CallerMemory<Stamped>(GUESSES, GUESSES_PER_PROJECT);
 
   constructor(
     private readonly engine: Engine,
@@ -120,10 +144,14 @@ export class DataPlaneService {
     const credentials = { keyHash: hashToken(apiKey), session: sessionOf(userToken) };
     try {
       const db = await this.engine.callers(projectId);
+      // read before the caller: a change committed in between makes the next stamp differ
+      const stamp = db.stamp ? await db.stamp() : null;
+      const held = stamp === null ? undefined : this.stamped.get(projectId, credentialsKey(credentials));
+      if (held && held.stamp === stamp && now.getTime() < held.until) return held.caller;
       const row = (await db.get<CallerRow>(
         `SELECT (SELECT version FROM ${db.t('_bp_meta')} WHERE id = 1) AS version,
            k.id AS key_id, k.permissions, k.expires_at, k.last_used_at,
-           u.id AS user_id, u.email, u.role, u.email_verified, u.created_at
+           u.id AS user_id, u.email, u.role, u.email_verified, u.created_at, s.expires_at AS session_expires_at
          FROM (SELECT 1 AS one) AS x
          LEFT JOIN ${db.t('_bp_keys')} k ON k.key_hash = ?
          LEFT JOIN ${db.t('_bp_user_sessions')} s ON s.token_hash = ? AND s.expires_at > ?
@@ -134,7 +162,9 @@ export class DataPlaneService {
       const user = row.user_id === null ? null : toUser({ ...row, id: row.user_id, email: row.email!, created_at: row.created_at!, email_verified: row.email_verified! });
       const caller = { key, user, auth: user && authOf(user), version: Number(row.version) };
       // a token that names no session is not remembered: its guard would have to prove an absence
-      if (this.guessing && (credentials.session === NO_SESSION || user))
+      const remembered = credentials.session === NO_SESSION || user !== null;
+      if (remembered && stamp !== null) this.stamped.set(projectId, credentialsKey(credentials), { caller, stamp, until: stampedUntil(row) });
+      if (remembered && this.guessing)
         this.guesses.set(projectId, credentialsKey(credentials), { caller, keyId: row.key_id!, permissions: row.permissions, guardSql: guardSql(db, caller.auth) });
       return caller;
     } catch (err) {

@@ -33,6 +33,14 @@ export interface Db {
    * statement in a CTE instead (services/rows/tally.ts).
    */
   tally?(sql: string, params: readonly SqlParam[], keep: number): Promise<RowTally>;
+  /**
+   * A value that differs from any earlier one as soon as anything may have changed in the store
+   * since that one was read: a commit by any connection or process, a change of its schema, the
+   * connection reopened. Equal stamps mean an unchanged store, so what was read under one stamp
+   * may be used again under an equal one (services/data-plane.ts). Only where reading it costs far
+   * less than what it spares: SQLite's connection of the main thread, not a network round trip.
+   */
+  stamp?(): Promise<string>;
 }
 
 export interface RowTally {

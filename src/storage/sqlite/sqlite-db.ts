@@ -69,8 +69,18 @@ export class InlineExceeded extends Error {
 
 type Mode = 'all' | 'get' | 'run';
 
+/**
+ * A connection's view of its file (Db.stamp): data_version changes when another connection (of
+ * this process or another) has committed since this one last read, total_changes() with each row
+ * this connection writes, schema_version with a change of the schema; the connection's serial
+ * number tells a reopened file's connection from the one before.
+ */
+const STAMP_SQL = 'SELECT data_version AS d, total_changes() AS c, schema_version AS s FROM pragma_data_version, pragma_schema_version';
+let connections = 0;
+
 export class SqliteDb implements Db {
   readonly kind = 'sqlite' as const;
+  private readonly serial = ++connections;
   private readonly statements: ConnectionStatements;
   private lockedUntil: Promise<void> | null = null;
   /** statements waiting for another connection's write lock */
@@ -113,6 +123,11 @@ export class SqliteDb implements Db {
 
   run(sql: string, params: readonly SqlParam[] = []): Promise<{ changes: number }> {
     return this.statement(sql, params, 'run', null) as Promise<{ changes: number }>;
+  }
+
+  async stamp(): Promise<string> {
+    const v = (await this.get<{ d: number; c: number; s: number }>(STAMP_SQL))!;
+    return `${this.serial} ${v.d} ${v.c} ${v.s}`;
   }
 
   /** A read run once, its statement not kept (a header field read at open: kept, it would stay for as long as the file). */
