@@ -71,15 +71,23 @@ interface Stamped {
   until: number;
 }
 
+// the form the service writes times in (toISOString): compared as text, as the caller statement
+// compares a session's expiry, such times order as the instants they name
+const CANONICAL_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+
 /**
  * Until when the caller read from `row` stays what the same row gives, the store unchanged: the
  * key's and the session's expiry, and the key's last use, written again once it is older than
- * LAST_USED_RESOLUTION_MS (keys.ts accept; that write changes the stamp).
+ * LAST_USED_RESOLUTION_MS (keys.ts accept; that write changes the stamp). A session expiry in
+ * another form (written from outside the service) is compared as text by the statement, which
+ * an instant cannot follow: such a caller is not used from memory.
  */
 function stampedUntil(row: CallerRow): number {
   const lastUse = row.last_used_at === null ? Number.NEGATIVE_INFINITY : Date.parse(row.last_used_at) + LAST_USED_RESOLUTION_MS;
-  const bounds = [lastUse, row.expires_at, row.session_expires_at].map((b) => (typeof b === 'string' ? Date.parse(b) : (b ?? Number.POSITIVE_INFINITY)));
-  return Math.min(...bounds);
+  const keyExpiry = row.expires_at === null ? Number.POSITIVE_INFINITY : Date.parse(row.expires_at);
+  const session = row.session_expires_at;
+  const sessionExpiry = session === null ? Number.POSITIVE_INFINITY : CANONICAL_TIME.test(session) ? Date.parse(session) : Number.NEGATIVE_INFINITY;
+  return Math.min(lastUse, keyExpiry, sessionExpiry);
 }
 
 /**
@@ -144,8 +152,10 @@ export class DataPlaneService {
     const credentials = { keyHash: hashToken(apiKey), session: sessionOf(userToken) };
     try {
       const db = await this.engine.callers(projectId);
-      // read before the caller: a change committed in between makes the next stamp differ
-      const stamp = db.stamp ? await db.stamp() : null;
+      // read at once before the caller, whose statement then starts in the same step (no other
+      // request can close the connection in between); a change committed after the stamp makes
+      // the next one differ
+      const stamp = db.stamp?.() ?? null;
       const held = stamp === null ? undefined : this.stamped.get(projectId, credentialsKey(credentials));
       if (held && held.stamp === stamp && now.getTime() < held.until) return held.caller;
       const row = (await db.get<CallerRow>(

@@ -39,8 +39,11 @@ export interface Db {
    * connection reopened. Equal stamps mean an unchanged store, so what was read under one stamp
    * may be used again under an equal one (services/data-plane.ts). Only where reading it costs far
    * less than what it spares: SQLite's connection of the main thread, not a network round trip.
+   * Read at once, so that a statement started right after it in the same step runs on the same
+   * connection with nothing between; null when it cannot be read at once (a transaction of the
+   * connection is open), and then nothing may be used from memory.
    */
-  stamp?(): Promise<string>;
+  stamp?(): string | null;
 }
 
 export interface RowTally {

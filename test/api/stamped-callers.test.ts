@@ -12,6 +12,7 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { describeEngines, expectError, type TestApp } from '../support/app.ts';
 import { dataPlane } from '../support/data-plane.ts';
+import { DataPlaneService } from '../../src/services/data-plane.ts';
 import type { EngineName } from '../support/postgres.ts';
 
 interface Outside {
@@ -95,6 +96,23 @@ await describeEngines('a remembered caller and changes committed outside the ser
       assert.deepEqual(await bodies(alice.token), ['a1', 'b1', 'a2', 'a3']);
       await out.run('UPDATE {_bp_users} SET role = NULL WHERE id = ?', [alice.id]);
       assert.deepEqual(await bodies(alice.token), ['a1', 'a2', 'a3']);
+    } finally {
+      await out.close();
+    }
+  });
+
+  test('a session expiry written outside in another form than the service writes is decided as the long way decides it', async () => {
+    const { t, d, key, alice, out } = await setUp();
+    try {
+      // its text says 10 s from now (compared as text by SQLite's statement), its instant 5 h later
+      const expiresAt = `${new Date(t.clock.now().getTime() + 10_000).toISOString().slice(0, 23)}-05:00`;
+      await out.run('UPDATE {_bp_user_sessions} SET expires_at = ? WHERE user_id = ?', [expiresAt, alice.id]);
+      const served = t.services.dataPlane;
+      for (let i = 0; i < 3; i++) await served.resolve(d.pid, key.key, alice.token);
+      t.clock.advance(20_000);
+      const longWay = new DataPlaneService(t.engine, t.services.projects, t.services.keys, t.clock);
+      const expected = (await longWay.resolve(d.pid, key.key, alice.token)).user?.id ?? null;
+      assert.equal((await served.resolve(d.pid, key.key, alice.token)).user?.id ?? null, expected);
     } finally {
       await out.close();
     }

@@ -82,6 +82,11 @@ export class SqliteDb implements Db {
   readonly kind = 'sqlite' as const;
   private readonly serial = ++connections;
   private readonly statements: ConnectionStatements;
+  /**
+   * Set while a transaction holds the connection: every statement from outside it waits, then
+   * checks again in the very step it runs in (`while (...) await`), since another waiter's
+   * transaction may have begun in between.
+   */
   private lockedUntil: Promise<void> | null = null;
   /** statements waiting for another connection's write lock */
   private waiting = 0;
@@ -125,19 +130,25 @@ export class SqliteDb implements Db {
     return this.statement(sql, params, 'run', null) as Promise<{ changes: number }>;
   }
 
-  async stamp(): Promise<string> {
-    const v = (await this.get<{ d: number; c: number; s: number }>(STAMP_SQL))!;
-    return `${this.serial} ${v.d} ${v.c} ${v.s}`;
+  stamp(): string | null {
+    if (this.lockedUntil || !this.raw.open) return null;
+    try {
+      const v = this.exec(STAMP_SQL, [], 'get', null) as { d: number; c: number; s: number };
+      return `${this.serial} ${v.d} ${v.c} ${v.s}`;
+    } catch (err) {
+      if (isBusy(err)) return null;
+      throw translateSqliteError(err);
+    }
   }
 
   /** A read run once, its statement not kept (a header field read at open: kept, it would stay for as long as the file). */
   async getOnce<T>(sql: string): Promise<T | undefined> {
-    if (this.lockedUntil) await this.idle();
+    while (this.lockedUntil) await this.lockedUntil;
     return this.whenFree(() => this.raw.prepare(sql).get() as T | undefined);
   }
 
   async runBestEffort(sql: string, params: readonly SqlParam[] = []): Promise<void> {
-    if (this.lockedUntil) await this.idle();
+    while (this.lockedUntil) await this.lockedUntil;
     try {
       this.exec(sql, params, 'run', null);
     } catch (err) {
@@ -161,12 +172,16 @@ export class SqliteDb implements Db {
       run: (sql, params = []) => this.statement(sql, params, 'run', probe) as never,
       runBestEffort: (sql, params = []) => this.statement(sql, params, 'run', probe).then(() => undefined),
       tx: (fn) => this.transaction(fn, probe),
-      tally: async (sql, params, keep) => this.inTx(() => tallyRows(this.bounded(probe, () => this.prepare(sql).iterate(...toSqlite(params)) as Iterable<Row>), keep)),
+      // outside a transaction, so waiting for one of this connection's as every statement does
+      tally: async (sql, params, keep) => {
+        while (this.lockedUntil) await this.lockedUntil;
+        return this.whenFree(() => tallyRows(this.bounded(probe, () => this.prepare(sql).iterate(...toSqlite(params)) as Iterable<Row>), keep));
+      },
     };
   }
 
   private async statement(sql: string, params: readonly SqlParam[], mode: Mode, probe: InlineProbe | null): Promise<unknown> {
-    if (this.lockedUntil) await this.idle();
+    while (this.lockedUntil) await this.lockedUntil;
     return this.whenFree(() => this.exec(sql, params, mode, probe));
   }
 
@@ -219,7 +234,10 @@ export class SqliteDb implements Db {
     }
   }
 
-  /** Runs `op`, retrying later while another connection holds the write lock (never blocking). */
+  /**
+   * Runs `op`, retrying later while another connection holds the write lock (never blocking); a
+   * retry waits first for a transaction this connection opened meanwhile, as a first attempt does.
+   */
   private async whenFree<T>(op: () => T): Promise<T> {
     for (let waited = 0, pause = 1; ; waited += pause, pause = Math.min(pause * 2, 50)) {
       try {
@@ -228,6 +246,7 @@ export class SqliteDb implements Db {
         if (!isBusy(err) || waited >= BUSY_WAIT_MS) throw translateSqliteError(err);
       }
       await this.pause(pause);
+      while (this.lockedUntil) await this.lockedUntil;
     }
   }
 
@@ -241,14 +260,8 @@ export class SqliteDb implements Db {
     }
   }
 
-  private async idle(): Promise<void> {
-    while (this.lockedUntil) await this.lockedUntil;
-  }
-
   private async transaction<T>(fn: (db: Db) => Promise<T>, probe: InlineProbe | null): Promise<T> {
-    await this.begin();
-    let release!: () => void;
-    this.lockedUntil = new Promise<void>((r) => (release = r));
+    const release = await this.begin();
     try {
       try {
         const result = await fn(this.inside(probe));
@@ -266,16 +279,21 @@ export class SqliteDb implements Db {
   }
 
   /**
-   * Takes the write lock. While another connection holds it, this connection's other statements
-   * (reads need no lock in WAL mode) keep running: the transaction claims the connection only once
-   * BEGIN IMMEDIATE has succeeded, synchronously with it.
+   * Takes the write lock, and claims the connection (`lockedUntil`, released by the function
+   * returned). While another connection holds the lock, this connection's other statements (reads
+   * need no lock in WAL mode) keep running: the connection is claimed only once BEGIN IMMEDIATE
+   * has succeeded, synchronously with it. Claimed a step later (after an await), a statement
+   * whose wait ended meanwhile ran inside this transaction, and a rollback undid its write after
+   * it had been answered.
    */
-  private async begin(): Promise<void> {
+  private async begin(): Promise<() => void> {
     for (let waited = 0, pause = 1; ; waited += pause, pause = Math.min(pause * 2, 50)) {
-      await this.idle();
+      while (this.lockedUntil) await this.lockedUntil;
       try {
         this.raw.exec('BEGIN IMMEDIATE');
-        return;
+        let release!: () => void;
+        this.lockedUntil = new Promise<void>((r) => (release = r));
+        return release;
       } catch (err) {
         if (!isBusy(err) || waited >= BUSY_WAIT_MS) throw translateSqliteError(err);
       }
