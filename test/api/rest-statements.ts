@@ -19,24 +19,35 @@ export function countStatements(t: TestApp): { stop: () => StatementCount } {
   const original = engine.data;
   const count: StatementCount = { statements: 0, transactions: 0, shapes: 0, maxRows: 0 };
   const texts = new Set<string>();
-  const seen = <T>(sql: string, result: Promise<T>, rows: (r: T) => number): Promise<T> => {
-    count.statements++;
-    texts.add(sql);
-    return result.then((r) => ((count.maxRows = Math.max(count.maxRows, rows(r))), r));
+  /** `attempt`: the statements of the transaction attempt this one runs in, if any */
+  const wrap = (db: Db, attempt?: { statements: number }): Db => {
+    const seen = <T>(sql: string, result: Promise<T>, rows: (r: T) => number): Promise<T> => {
+      count.statements++;
+      if (attempt) attempt.statements++;
+      texts.add(sql);
+      return result.then((r) => ((count.maxRows = Math.max(count.maxRows, rows(r))), r));
+    };
+    return {
+      kind: db.kind,
+      t: (name) => db.t(name),
+      all: (sql, params) => seen(sql, db.all(sql, params), (r) => r.length),
+      get: (sql, params) => seen(sql, db.get(sql, params), (r) => (r === undefined ? 0 : 1)),
+      run: (sql, params) => seen(sql, db.run(sql, params), () => 0),
+      runBestEffort: (sql, params) => seen(sql, db.runBestEffort(sql, params), () => 0),
+      tx: (fn) => {
+        count.transactions++;
+        // SQLite runs a transaction that proves expensive on the main thread again in a worker
+        // (sqlite-hybrid-db.ts): only the attempt that finished is the request's statements
+        let current = { statements: 0 };
+        return db.tx((inner) => {
+          count.statements -= current.statements;
+          current = { statements: 0 };
+          return fn(wrap(inner, current));
+        });
+      },
+      ...(db.tally && { tally: (sql, params, keep) => seen(sql, db.tally!(sql, params, keep), (r) => r.rows.length) }),
+    };
   };
-  const wrap = (db: Db): Db => ({
-    kind: db.kind,
-    t: (name) => db.t(name),
-    all: (sql, params) => seen(sql, db.all(sql, params), (r) => r.length),
-    get: (sql, params) => seen(sql, db.get(sql, params), (r) => (r === undefined ? 0 : 1)),
-    run: (sql, params) => seen(sql, db.run(sql, params), () => 0),
-    runBestEffort: (sql, params) => seen(sql, db.runBestEffort(sql, params), () => 0),
-    tx: (fn) => {
-      count.transactions++;
-      return db.tx((inner) => fn(wrap(inner)));
-    },
-    ...(db.tally && { tally: (sql, params, keep) => seen(sql, db.tally!(sql, params, keep), (r) => r.rows.length) }),
-  });
   engine.data = async (id, version) => wrap(await original.call(t.engine, id, version));
   return {
     stop: () => {
