@@ -142,8 +142,7 @@ export class SqliteDb implements Db {
   }
 
   /** A read run once, its statement not kept (a header field read at open: kept, it would stay for as long as the file). */
-  async getOnce<T>(sql: string): Promise<T | undefined> {
-    while (this.lockedUntil) await this.lockedUntil;
+  getOnce<T>(sql: string): Promise<T | undefined> {
     return this.whenFree(() => this.raw.prepare(sql).get() as T | undefined);
   }
 
@@ -172,16 +171,12 @@ export class SqliteDb implements Db {
       run: (sql, params = []) => this.statement(sql, params, 'run', probe) as never,
       runBestEffort: (sql, params = []) => this.statement(sql, params, 'run', probe).then(() => undefined),
       tx: (fn) => this.transaction(fn, probe),
-      // outside a transaction, so waiting for one of this connection's as every statement does
-      tally: async (sql, params, keep) => {
-        while (this.lockedUntil) await this.lockedUntil;
-        return this.whenFree(() => tallyRows(this.bounded(probe, () => this.prepare(sql).iterate(...toSqlite(params)) as Iterable<Row>), keep));
-      },
+      // outside a transaction: it waits for one of this connection's, as every statement does
+      tally: (sql, params, keep) => this.whenFree(() => tallyRows(this.bounded(probe, () => this.prepare(sql).iterate(...toSqlite(params)) as Iterable<Row>), keep)),
     };
   }
 
-  private async statement(sql: string, params: readonly SqlParam[], mode: Mode, probe: InlineProbe | null): Promise<unknown> {
-    while (this.lockedUntil) await this.lockedUntil;
+  private statement(sql: string, params: readonly SqlParam[], mode: Mode, probe: InlineProbe | null): Promise<unknown> {
     return this.whenFree(() => this.exec(sql, params, mode, probe));
   }
 
@@ -235,18 +230,19 @@ export class SqliteDb implements Db {
   }
 
   /**
-   * Runs `op`, retrying later while another connection holds the write lock (never blocking); a
-   * retry waits first for a transaction this connection opened meanwhile, as a first attempt does.
+   * Runs `op` (a statement from outside any transaction) once no transaction of this connection
+   * is open, in the step of that check (with none open, at once: the caller's own step), retrying
+   * later while another connection holds the write lock (never blocking).
    */
   private async whenFree<T>(op: () => T): Promise<T> {
     for (let waited = 0, pause = 1; ; waited += pause, pause = Math.min(pause * 2, 50)) {
+      while (this.lockedUntil) await this.lockedUntil;
       try {
         return op();
       } catch (err) {
         if (!isBusy(err) || waited >= BUSY_WAIT_MS) throw translateSqliteError(err);
       }
       await this.pause(pause);
-      while (this.lockedUntil) await this.lockedUntil;
     }
   }
 
