@@ -55,11 +55,12 @@ test('cannon: the requests autocannon counted after its warm-up, and every answe
     // every tenth answer has another body; at most one per connection is still on its way at the end
     assert.ok(get.errors <= other && get.errors >= other - 2 && get.errors > 0, `${get.errors} failures, ${other} other bodies`);
     assert.match(failures[0]!, /bodies other than the checked answer/);
-    // a warm-up of 1 s before a measured second: the server answers about twice what is counted
+    // a warm-up of 1 s before a measured second: the server answers what is counted and a second's
+    // worth more (as many as 50 at least: a loaded machine may serve the two seconds unevenly)
     const before = n;
     const post = await cannon({ method: 'POST', url, headers: { 'content-type': 'application/json', 'x-h': 'v' }, body: '{"title":"t [<id>]"}', status: 200 }, { seconds: 1, concurrency: 2 }, 1, (f) => failures.push(f));
     assert.ok(post.requests > 50 && post.errors === 0, JSON.stringify(post));
-    assert.ok(n - before > 1.5 * post.requests, `${n - before} answers, ${post.requests} counted: the warm-up ran and was not counted`);
+    assert.ok(n - before - post.requests > 50, `${n - before} answers, ${post.requests} counted: the warm-up ran and was not counted`);
     const wrongStatus = await cannon({ method: 'POST', url, headers: {}, body: '{"title":"t"}', status: 200 }, { seconds: 1, concurrency: 1 }, 0.5, (f) => failures.push(f));
     assert.ok(wrongStatus.errors > wrongStatus.requests, 'no header, no 200: every answer, the warm-up ones too, a failure');
     assert.match(failures.at(-1)!, /answers with another status or body/);
