@@ -11,7 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { SqliteEngine, type SqliteEngineOptions } from '../../src/storage/sqlite/sqlite-engine.ts';
-import { quoteIdent } from '../../src/storage/engine.ts';
+import type { SqliteDb } from '../../src/storage/sqlite/sqlite-db.ts';
+import { quoteIdent, StoreMissing } from '../../src/storage/engine.ts';
 import { projectMigrations } from '../../src/storage/schema.ts';
 import { DEFAULT_OPEN_PROJECTS, FDS_PER_PROJECT, MAIN_THREAD_WARM, WORKER_OPEN_FILES, WORKER_WARM, fileLimit, openProjectLimit, workerOpenFiles } from '../../src/storage/sqlite/sqlite-open-limit.ts';
 import { statementBound } from '../../src/storage/sqlite/sqlite-statement-cache.ts';
@@ -175,6 +176,50 @@ test('[sqlite] SQLITE_OPEN_PROJECTS bounds the open project files; closed ones r
       }
     }
     assert.ok(sqlite.workersStarted > 0, 'the slow statements ran in workers');
+  } finally {
+    await engine.close();
+    await cleanup();
+  }
+});
+
+test('[sqlite] a connection the open-file limit closed while a request held it opens again in place at its next statement: no failure, no second connection, the limit kept', async () => {
+  const { engine, cleanup } = await openTestEngine('sqlite', { SQLITE_OPEN_PROJECTS: '1', SQLITE_WORKERS: '1' });
+  const sqlite = engine as SqliteEngine;
+  try {
+    for (const id of ['heldaaaa', 'otherbbb']) {
+      await engine.createProjectStore(id);
+      await (await engine.project(id)).run('CREATE TABLE t (id INTEGER PRIMARY KEY, v INTEGER)');
+    }
+    const held = (await engine.callers('heldaaaa')) as SqliteDb;
+    const data = await engine.data('heldaaaa', 0);
+    const stamp = held.stamp!();
+    // another request opens another project: the held file's connection is closed for the limit
+    await (await engine.callers('otherbbb')).get('SELECT 1 AS one');
+    assert.equal(sqlite.openProjects, 1);
+    assert.equal(held.raw.open, false, 'closed for the limit while held');
+
+    await held.run('INSERT INTO t (v) VALUES (?)', [1]);
+    assert.equal(sqlite.openProjects, 1, 'opened again, it counts against the limit (the other one closed)');
+    assert.equal(await engine.callers('heldaaaa'), held, 'the next request gets the same connection, not a second one');
+    assert.notEqual(held.stamp!(), stamp, 'a reopened connection never matches a stamp of the one before');
+
+    // each kind of use after a close: a transaction, a data statement (main thread or worker), a one-off read
+    await (await engine.callers('otherbbb')).get('SELECT 1 AS one');
+    assert.deepEqual(await held.tx(async (tx) => (await tx.run('INSERT INTO t (v) VALUES (?)', [2]), tx.get('SELECT sum(v) AS s FROM t'))), { s: 3 });
+    await (await engine.callers('otherbbb')).get('SELECT 1 AS one');
+    assert.deepEqual(await data.get('SELECT sum(v) AS s FROM t'), { s: 3 });
+    await (await engine.callers('otherbbb')).get('SELECT 1 AS one');
+    assert.deepEqual(await data.tx(async (tx) => tx.get('SELECT count(*) AS n FROM t')), { n: 2 });
+    await (await engine.callers('otherbbb')).get('SELECT 1 AS one');
+    await held.runBestEffort('INSERT INTO t (v) VALUES (?)', [3]);
+    assert.deepEqual(await held.get('SELECT sum(v) AS s FROM t'), { s: 6 });
+    assert.equal(sqlite.openProjects, 1);
+
+    // closed for the limit, then the project deleted: what still holds the connection fails as on a missing store
+    await (await engine.callers('otherbbb')).get('SELECT 1 AS one');
+    await engine.dropProjectStore('heldaaaa');
+    await assert.rejects(held.get('SELECT 1 AS one'), StoreMissing);
+    await assert.rejects(engine.callers('heldaaaa'), StoreMissing);
   } finally {
     await engine.close();
     await cleanup();

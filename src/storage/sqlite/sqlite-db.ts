@@ -5,12 +5,13 @@
 // 0): it waits for the lock asynchronously (`whenFree`), since worker threads write the same files.
 import type Database from 'better-sqlite3';
 import type { Db, RowFailure, SqlParam } from '../engine.ts';
-import { quoteIdent, UniqueViolation, NotNullViolation, QueryTimeout, StorageFull, ROW_FAILURES } from '../engine.ts';
+import { quoteIdent, UniqueViolation, NotNullViolation, QueryTimeout, StorageFull, StoreMissing, ROW_FAILURES } from '../engine.ts';
 import { projectBusy } from '../fair-gate.ts';
 import { AppError } from '../../errors.ts';
 import { tallyRows } from './sqlite-tally.ts';
 import { ASSERTION_CODE } from './sqlite-functions.ts';
 import type { ConnectionStatements, StatementCache } from './sqlite-statement-cache.ts';
+import { deadlineSetter } from './sqlite-deadline.ts';
 
 /** SQLITE_MAX_VARIABLE_NUMBER of better-sqlite3's SQLite (SQLite's default since 3.32) */
 const SQLITE_MAX_PARAMS = 32766;
@@ -78,10 +79,34 @@ type Mode = 'all' | 'get' | 'run';
 const STAMP_SQL = 'SELECT data_version AS d, total_changes() AS c, schema_version AS s FROM pragma_data_version, pragma_schema_version';
 let connections = 0;
 
+/**
+ * How a project file's connection is opened again after the open-file limit closed it
+ * (sqlite-open-files.ts) while a request still held it: in place, so that what holds it goes on
+ * (a sign-up across its password hash, a read whose statement ran in a worker) and the file never
+ * has two main-thread connections.
+ */
+export interface Reopen {
+  /** the file's connection, opened as the first time (its functions registered) */
+  open(): Database.Database;
+  /** told once it is open again: it counts against the open-file limit again */
+  reopened(db: SqliteDb): void;
+}
+
+export interface SqliteDbOptions {
+  /** the connection has the engine's extension: its statements can be bounded (probing) */
+  deadline?: boolean;
+  /** a project file's connection, which the open-file limit may close (sleep) and this opens again */
+  reopen?: Reopen;
+}
+
 export class SqliteDb implements Db {
   readonly kind = 'sqlite' as const;
-  private readonly serial = ++connections;
-  private readonly statements: ConnectionStatements;
+  private serial = ++connections;
+  private statements: ConnectionStatements;
+  /** the connection's statement deadline (sqlite-deadline.ts), needed to probe */
+  private setDeadline: ((ms: number) => void) | null;
+  /** asleep: closed for the open-file limit (opened again by the next statement); closed: for good */
+  private state: 'open' | 'asleep' | 'closed' = 'open';
   /**
    * Set while a transaction holds the connection: every statement from outside it waits, then
    * checks again in the very step it runs in (`while (...) await`), since another waiter's
@@ -91,27 +116,60 @@ export class SqliteDb implements Db {
   /** statements waiting for another connection's write lock */
   private waiting = 0;
 
-  /**
-   * `statements`: the thread's cache, where the connection keeps its prepared statements;
-   * `setDeadline`: the connection's statement deadline (sqlite-deadline.ts), needed to probe
-   */
+  /** `cache`: the thread's statement cache, where the connection keeps its prepared statements */
   constructor(
-    readonly raw: Database.Database,
-    statements: StatementCache,
-    private readonly setDeadline: ((ms: number) => void) | null = null,
+    private conn: Database.Database,
+    private readonly cache: StatementCache,
+    private readonly opts: SqliteDbOptions = {},
   ) {
-    this.statements = statements.connection(raw);
+    this.statements = cache.connection(conn);
+    this.setDeadline = opts.deadline ? deadlineSetter(conn) : null;
+  }
+
+  /** The connection now (another one after a reopen). */
+  get raw(): Database.Database {
+    return this.conn;
   }
 
   /**
-   * Closes the connection; its statements leave the cache. Closing does not checkpoint (the
+   * Closes the connection for good; its statements leave the cache, and a project's connection
+   * then fails its statements as a deleted project's do. Closing does not checkpoint (the
    * engine's extension turns SQLite's checkpoint-on-close off): the WAL is part of the database,
    * SQLite moves it into the file as it grows, and a shutdown with a thousand files open would
    * otherwise write and sync each of them (over 5 s, measured) before the process may exit.
    */
   close(): void {
+    this.shut();
+    this.state = 'closed';
+  }
+
+  /** Closes the connection for the open-file limit: its next statement opens it again (opts.reopen). */
+  sleep(): void {
+    if (!this.opts.reopen) throw new Error('internal: only a project file sleeps');
+    this.shut();
+    this.state = 'asleep';
+  }
+
+  /** Opens the connection again if the open-file limit closed it (sleep). */
+  wake(): void {
+    if (this.state === 'asleep') return this.reopen(this.opts.reopen!);
+    // closed for good (its project deleted, or the engine closed): as a deleted project's
+    if (this.state === 'closed' && this.opts.reopen) throw new StoreMissing();
+  }
+
+  private reopen(how: Reopen): void {
+    const conn = how.open();
+    this.conn = conn;
+    this.statements = this.cache.connection(conn);
+    this.setDeadline = this.opts.deadline ? deadlineSetter(conn) : null;
+    this.serial = ++connections; // a stamp of the last connection never matches this one's
+    this.state = 'open';
+    how.reopened(this);
+  }
+
+  private shut(): void {
     this.statements.forget();
-    if (this.raw.open) this.raw.close();
+    if (this.conn.open) this.conn.close();
   }
 
   t(name: string): string {
@@ -131,7 +189,8 @@ export class SqliteDb implements Db {
   }
 
   stamp(): string | null {
-    if (this.lockedUntil || !this.raw.open) return null;
+    if (this.lockedUntil) return null;
+    this.wake();
     try {
       const v = this.exec(STAMP_SQL, [], 'get', null) as { d: number; c: number; s: number };
       return `${this.serial} ${v.d} ${v.c} ${v.s}`;
@@ -148,6 +207,7 @@ export class SqliteDb implements Db {
 
   async runBestEffort(sql: string, params: readonly SqlParam[] = []): Promise<void> {
     while (this.lockedUntil) await this.lockedUntil;
+    this.wake();
     try {
       this.exec(sql, params, 'run', null);
     } catch (err) {
@@ -237,6 +297,7 @@ export class SqliteDb implements Db {
   private async whenFree<T>(op: () => T): Promise<T> {
     for (let waited = 0, pause = 1; ; waited += pause, pause = Math.min(pause * 2, 50)) {
       while (this.lockedUntil) await this.lockedUntil;
+      this.wake();
       try {
         return op();
       } catch (err) {
@@ -285,6 +346,7 @@ export class SqliteDb implements Db {
   private async begin(): Promise<() => void> {
     for (let waited = 0, pause = 1; ; waited += pause, pause = Math.min(pause * 2, 50)) {
       while (this.lockedUntil) await this.lockedUntil;
+      this.wake();
       try {
         this.raw.exec('BEGIN IMMEDIATE');
         let release!: () => void;

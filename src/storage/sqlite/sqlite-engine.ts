@@ -8,11 +8,11 @@ import type { ColumnType, Db, Dialect, Engine, EngineStats } from '../engine.ts'
 import { quoteIdent, StoreMissing } from '../engine.ts';
 import { migrate, type Migration } from '../migrate.ts';
 import { platformMigrations, projectMigrations, type SchemaTypes } from '../schema.ts';
-import { SqliteDb } from './sqlite-db.ts';
+import type Database from 'better-sqlite3';
+import { SqliteDb, type Reopen } from './sqlite-db.ts';
 import { CheckpointQueue, openConnection, projectFile, releaseMemory } from './sqlite-connection.ts';
 import { SqliteWorkerPool } from './sqlite-worker-pool.ts';
 import { HybridDb, InlineBudget } from './sqlite-hybrid-db.ts';
-import { deadlineSetter } from './sqlite-deadline.ts';
 import { registerSqliteFunctions } from './sqlite-functions.ts';
 import { sqliteDeadlineLibrary, sqliteWorkerScript } from './sqlite-build.ts';
 import { SqlitePolicyCompiler } from './sqlite-policy-compiler.ts';
@@ -87,8 +87,8 @@ export interface SqliteEngineOptions {
 }
 
 // the main thread never blocks on another connection's write lock (see sqlite-db.ts)
-const open = (file: string, project?: { extension: string }) =>
-  openConnection(file, { busyTimeoutMs: 0, ...(project && { extension: project.extension, cacheKiB: MAIN_THREAD_CACHE_KIB }) });
+const open = (file: string, project?: { extension: string; mustExist: boolean }) =>
+  openConnection(file, { busyTimeoutMs: 0, ...(project && { extension: project.extension, mustExist: project.mustExist, cacheKiB: MAIN_THREAD_CACHE_KIB }) });
 
 const PLATFORM_MIGRATIONS = platformMigrations(quoteIdent, TYPES);
 const PROJECT_MIGRATIONS = projectMigrations(quoteIdent, TYPES);
@@ -114,6 +114,15 @@ export class SqliteEngine implements Engine {
   readonly dialect = sqliteDialect;
   readonly platform: SqliteDb;
   private readonly projects: OpenFiles<SqliteDb>;
+  /**
+   * Connections the open-file limit closed, while something may hold them: the next statement on
+   * one opens it again, and so does the next request for its project, so that a file never has
+   * two. Forgotten once nothing holds them.
+   */
+  private readonly asleep = new Map<string, WeakRef<SqliteDb>>();
+  private readonly forgetAsleep = new FinalizationRegistry<string>((id) => {
+    if (this.asleep.get(id)?.deref() === undefined) this.asleep.delete(id);
+  });
   /** first opens under way: concurrent requests share one, never open (and leak) a second connection */
   private opening = new Map<string, Promise<SqliteDb>>();
   private readonly projectDir: string;
@@ -131,10 +140,12 @@ export class SqliteEngine implements Engine {
       limit: this.maxOpen,
       warm: MAIN_THREAD_WARM,
       release: (db) => releaseMemory(db.raw),
-      close: (db) => {
+      close: (db, projectId) => {
         // closed for the limit: checkpointed, a file opened by no one would be recovered first
         this.checkpoints.forget(db.raw.name);
-        db.close();
+        db.sleep();
+        this.asleep.set(projectId, new WeakRef(db));
+        this.forgetAsleep.register(db, projectId, db);
       },
       pinned: (db) => db.busy,
       later: (fn) => setImmediate(fn),
@@ -175,6 +186,8 @@ export class SqliteEngine implements Engine {
   private openProject(projectId: string, create: boolean): Promise<SqliteDb> {
     const cached = this.projects.use(projectId);
     if (cached) return Promise.resolve(cached);
+    const asleep = this.asleep.get(projectId)?.deref();
+    if (asleep) return new Promise((resolve) => resolve((asleep.wake(), asleep)));
     let opening = this.opening.get(projectId);
     if (!opening) {
       opening = this.openFile(projectId, create).finally(() => this.opening.delete(projectId));
@@ -186,10 +199,7 @@ export class SqliteEngine implements Engine {
   private async openFile(projectId: string, create: boolean): Promise<SqliteDb> {
     const file = this.file(projectId);
     if (!create && !existsSync(file)) throw new StoreMissing();
-    // data statements are tried here first (sqlite-hybrid-db.ts): functions and deadline as in a worker
-    const raw = open(file, { extension: this.deadlineLibrary });
-    registerSqliteFunctions(raw);
-    const db = new SqliteDb(raw, this.statements, deadlineSetter(raw));
+    const db = new SqliteDb(this.openRaw(file, !create), this.statements, { deadline: true, reopen: this.reopen(projectId, file) });
     try {
       await migrateFile(db, PROJECT_MIGRATIONS);
     } catch (err) {
@@ -198,6 +208,29 @@ export class SqliteEngine implements Engine {
     }
     this.projects.add(projectId, db);
     return db;
+  }
+
+  /** A project file's main-thread connection: data statements are tried here first (sqlite-hybrid-db.ts), with functions and deadline as in a worker. */
+  private openRaw(file: string, mustExist: boolean): Database.Database {
+    let raw: Database.Database;
+    try {
+      raw = open(file, { extension: this.deadlineLibrary, mustExist });
+    } catch (err) {
+      throw mustExist && (err as { code?: string }).code === 'SQLITE_CANTOPEN' ? new StoreMissing() : err; // its project is gone
+    }
+    registerSqliteFunctions(raw);
+    return raw;
+  }
+
+  private reopen(projectId: string, file: string): Reopen {
+    return {
+      open: () => this.openRaw(file, true),
+      reopened: (db) => {
+        this.asleep.delete(projectId);
+        this.forgetAsleep.unregister(db);
+        this.projects.add(projectId, db);
+      },
+    };
   }
 
   async createProjectStore(projectId: string): Promise<void> {
@@ -225,6 +258,8 @@ export class SqliteEngine implements Engine {
 
   async dropProjectStore(projectId: string): Promise<void> {
     this.projects.take(projectId)?.close();
+    this.asleep.get(projectId)?.deref()?.close(); // what holds it fails as on a missing store
+    this.asleep.delete(projectId);
     this.workers.closeProject(projectId);
     const file = this.file(projectId);
     await this.checkpoints.forgetAndWait(file);
@@ -268,6 +303,8 @@ export class SqliteEngine implements Engine {
   async close(): Promise<void> {
     await this.workers.close();
     for (const conn of this.projects.takeAll()) conn.close();
+    for (const held of this.asleep.values()) held.deref()?.close();
+    this.asleep.clear();
     this.platform.close();
     // its files are no longer ours to write once it has closed
     await this.checkpoints.forgetAndWait(this.projectDir + sep);

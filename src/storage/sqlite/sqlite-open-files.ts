@@ -11,7 +11,7 @@ export interface OpenFilesOptions<C> {
   limit: number;
   warm: number;
   release(conn: C): void;
-  close(conn: C): void;
+  close(conn: C, id: string): void;
   pinned(conn: C): boolean;
   /**
    * Runs a release later (setImmediate): after the statements of the request that displaced the
@@ -56,7 +56,7 @@ export class OpenFiles<C> {
         if (this.size <= this.opts.limit) return;
         if (other === id || this.opts.pinned(c)) continue;
         tier.delete(other);
-        this.opts.close(c);
+        this.opts.close(c, other);
       }
     }
   }
