@@ -19,7 +19,9 @@ export async function guardedRead(
 ): Promise<Record<string, unknown>[]> {
   const numbered = order === null ? `1 AS "#n", ${columns}` : `row_number() OVER (${order.trim()}) AS "#n", ${columns}`;
   const raw = await db.all<Record<string, unknown>>(
-    `SELECT g."#ok", d.* FROM (SELECT CASE WHEN ${guess.guard.sql} THEN 1 ELSE 0 END AS "#ok") AS g` +
+    // (LIMIT 1 keeps the planner from pulling the guard up into both its uses, which planned and
+    // ran it twice: PostgreSQL's custom plans of the guarded read took a fifth longer)
+    `SELECT g."#ok", d.* FROM (SELECT CASE WHEN ${guess.guard.sql} THEN 1 ELSE 0 END AS "#ok" LIMIT 1) AS g` +
       ` LEFT JOIN (SELECT ${numbered}${rest.sql}) AS d ON g."#ok" = 1`,
     [...guess.guard.params, ...rest.params],
   );
