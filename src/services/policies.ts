@@ -59,6 +59,8 @@ export function columnsOf(table: TableInfo): ColumnInfo[] {
 }
 
 const CACHE_LIMIT = 2000;
+/** the key of an anonymous caller's compiled filters */
+const ANONYMOUS = {};
 
 /** What a stored policy that no longer validates compiles to: it matches no rows. */
 export const NO_MATCH: Sql = { sql: '1=0', params: [] };
@@ -77,6 +79,13 @@ export class PolicyService {
    */
   private validatedFor = new WeakMap<object, { table: TableInfo; result: TypedExpr | PolicyError }>();
   private logged = new Set<string>();
+  /**
+   * Each operation's combined filter for one caller, compiled once: by the table's enabled policies
+   * (the array of a cached schema version: a new version brings a new one) and the caller's auth
+   * (the object a remembered caller keeps: data-plane.ts). A filter whose policies read the clock
+   * ($now, CURDATE) is compiled for every request.
+   */
+  private filters = new WeakMap<readonly StoredPolicy[], { table: TableInfo; byAuth: WeakMap<object, Map<Operation, Sql | null>> }>();
 
   constructor(
     private readonly engine: Engine,
@@ -233,14 +242,38 @@ export class PolicyService {
    * has none) for one caller, from the table's enabled policies.
    */
   rowFilters(rows: readonly StoredPolicy[], table: TableInfo, auth: AuthContext | null): (op: Operation) => Sql | null {
+    if (rows.length === 0) return () => null;
+    const compiled = this.compiledFor(rows, table, auth);
     const now = this.clock.now();
-    return (op) => this.combine(table, rows.filter((r) => r.operation === op || r.operation === 'ALL'), auth, now);
+    return (op) => {
+      const hit = compiled.get(op);
+      if (hit !== undefined) return hit;
+      let clock = false;
+      const ctx = {
+        auth,
+        get now() {
+          return (clock = true), now;
+        },
+      };
+      const filter = this.combine(table, rows.filter((r) => r.operation === op || r.operation === 'ALL'), ctx);
+      if (!clock) compiled.set(op, filter && Object.freeze({ sql: filter.sql, params: Object.freeze(filter.params) as Sql['params'] }));
+      return filter;
+    };
   }
 
-  private combine(table: TableInfo, rows: { id: string; expression: string }[], auth: AuthContext | null, now: Date): Sql | null {
+  private compiledFor(rows: readonly StoredPolicy[], table: TableInfo, auth: AuthContext | null): Map<Operation, Sql | null> {
+    let entry = this.filters.get(rows);
+    if (entry?.table !== table) this.filters.set(rows, (entry = { table, byAuth: new WeakMap() }));
+    const key = auth ?? ANONYMOUS;
+    let ops = entry.byAuth.get(key);
+    if (!ops) entry.byAuth.set(key, (ops = new Map()));
+    return ops;
+  }
+
+  private combine(table: TableInfo, rows: { id: string; expression: string }[], ctx: CompileContext): Sql | null {
     if (rows.length === 0) return null;
     const parts = rows.map((r) => {
-      const applied = this.apply(table, r, { auth, now });
+      const applied = this.apply(table, r, ctx);
       if (!(applied instanceof PolicyError)) return applied;
       const key = `${r.id}\u0000${r.expression}\u0000${columnsOf(table).map((c) => c.name).join(',')}`;
       if (!this.logged.has(key)) {

@@ -206,6 +206,30 @@ await describeEngines('row-level security', (ctx) => {
     }
   });
 
+  test('a policy that reads the clock is applied at the time of each request, to a caller seen before too; one that does not stays per caller', async () => {
+    const timed = await d.createTable('timed', [{ name: 'label', type: 'text' }, { name: 'until', type: 'timestamp' }, { name: 'day', type: 'date' }, { name: 'owner', type: 'integer', default: '$auth.id' }]);
+    const now = t.clock.now();
+    const today = now.toISOString().slice(0, 10);
+    const body = [{ label: 'soon', until: new Date(now.getTime() + 60_000).toISOString(), day: today }];
+    assert.equal((await d.rest('POST', 'timed', { user: alice.token, body })).status, 201);
+    const labels = async (user: EndUserFixture) => (await d.rest('GET', 'timed?select=label', { user: user.token })).body.map((r: { label: string }) => r.label);
+    for (const expression of ['until > NOW() AND owner = $auth.id', 'day >= CURDATE() AND owner = $auth.id']) {
+      const p = await d.policy(timed.id, 'SELECT', expression);
+      assert.equal(p.status, 201, JSON.stringify(p.body));
+      try {
+        for (let i = 0; i < 3; i++) assert.deepEqual(await labels(alice), ['soon'], `${expression}: before`);
+        assert.deepEqual(await labels(bob), [], `${expression}: another caller`);
+        t.clock.advance(2 * 24 * 3600_000);
+        assert.deepEqual(await labels(alice), [], `${expression}: once the time has passed`);
+        t.clock.advance(-2 * 24 * 3600_000);
+        assert.deepEqual(await labels(alice), ['soon'], `${expression}: the clock set back`);
+        assert.deepEqual(await labels(bob), [], `${expression}: another caller again`);
+      } finally {
+        await t.req('DELETE', `/projects/${d.pid}/tables/${timed.id}/rls-policies/${p.body.policy_id}`, { token: d.owner });
+      }
+    }
+  });
+
   test('policies API: list, patch, delete; 404 for unknown table, policy and another owner', async () => {
     const list = await t.req('GET', `/projects/${d.pid}/tables/${table.id}/rls-policies`, { token: d.owner });
     assert.equal(list.status, 200);
