@@ -90,6 +90,8 @@ export interface Reopen {
   open(): Database.Database;
   /** told once it is open again: it counts against the open-file limit again */
   reopened(db: SqliteDb): void;
+  /** told when its transaction, or its wait for the write lock, ends: the limit could not close it meanwhile */
+  unpinned(): void;
 }
 
 export interface SqliteDbOptions {
@@ -256,6 +258,8 @@ export class SqliteDb implements Db {
   }
 
   private inTx<T>(op: () => T): T {
+    // its project deleted (or the engine closed) while the transaction awaited
+    if (this.state === 'closed' && this.opts.reopen) throw new StoreMissing();
     try {
       return op();
     } catch (err) {
@@ -314,6 +318,7 @@ export class SqliteDb implements Db {
       await sleep(ms);
     } finally {
       this.waiting--;
+      if (!this.busy) this.opts.reopen?.unpinned();
     }
   }
 
@@ -332,6 +337,7 @@ export class SqliteDb implements Db {
     } finally {
       this.lockedUntil = null;
       release();
+      if (!this.busy) this.opts.reopen?.unpinned();
     }
   }
 

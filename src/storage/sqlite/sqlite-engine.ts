@@ -216,7 +216,8 @@ export class SqliteEngine implements Engine {
     try {
       raw = open(file, { extension: this.deadlineLibrary, mustExist });
     } catch (err) {
-      throw mustExist && (err as { code?: string }).code === 'SQLITE_CANTOPEN' ? new StoreMissing() : err; // its project is gone
+      // its project is gone; a file that is there but cannot be opened (out of descriptors) is not
+      throw mustExist && (err as { code?: string }).code === 'SQLITE_CANTOPEN' && !existsSync(file) ? new StoreMissing() : err;
     }
     registerSqliteFunctions(raw);
     return raw;
@@ -230,6 +231,8 @@ export class SqliteEngine implements Engine {
         this.forgetAsleep.unregister(db);
         this.projects.add(projectId, db);
       },
+      // files it kept from closing while it was busy close now (the limit holds once it is idle)
+      unpinned: () => this.projects.trim(projectId),
     };
   }
 
@@ -283,6 +286,11 @@ export class SqliteEngine implements Engine {
   /** Project files the main thread has open (tests: the limit holds). */
   get openProjects(): number {
     return this.projects.size;
+  }
+
+  /** Connections the limit closed that something may still hold (tests: they are forgotten). */
+  get asleepProjects(): number {
+    return this.asleep.size;
   }
 
   /** Of those, the ones keeping their page cache (tests). */

@@ -51,10 +51,19 @@ export class OpenFiles<C> {
   /** A file just opened, the most recently used; the least recently used beyond the limit are closed. */
   add(id: string, conn: C): void {
     this.warmUp(id, conn);
+    this.trim(id);
+  }
+
+  /**
+   * Closes the least recently used files beyond the limit but `keep`'s. A pinned file is skipped,
+   * and the count may stay above the limit until it is unpinned (then its owner calls this again).
+   */
+  trim(keep: string): void {
+    if (this.size <= this.opts.limit) return;
     for (const tier of [this.cold, this.warm]) {
       for (const [other, c] of tier) {
         if (this.size <= this.opts.limit) return;
-        if (other === id || this.opts.pinned(c)) continue;
+        if (other === keep || this.opts.pinned(c)) continue;
         tier.delete(other);
         this.opts.close(c, other);
       }
