@@ -1,8 +1,9 @@
 // pg behind the async Db interface. SQL is written with `?` placeholders for both engines; they
 // are rewritten to $1..$n here (generated SQL never contains a literal `?`).
 import { createHash } from 'node:crypto';
-import { pg, type Pool, type PoolClient, type QueryConfig, type QueryResult } from './pg-driver.ts';
+import { pg, type Pool, type PoolClient, type QueryConfig, type QueryResultRow } from './pg-driver.ts';
 import { PreparedNames, type StatementOwner } from './prepared-names.ts';
+import { PreparedRun, type Column } from './prepared-run.ts';
 import type { PoolLanes } from './pool-lanes.ts';
 import { AppError } from '../../errors.ts';
 import type { Db, RowFailure, SqlParam } from '../engine.ts';
@@ -148,6 +149,12 @@ const CLIENT_CHECK_MS = 1000;
  */
 const SESSION = `SELECT set_config('TimeZone', 'UTC', false); SELECT set_config(name, '${CLIENT_CHECK_MS}', false) FROM pg_settings WHERE name = 'client_connection_check_interval'`;
 
+/** What a statement's run gives back. */
+interface Rows {
+  rows: QueryResultRow[];
+  rowCount: number | null;
+}
+
 /** The error that broke a pooled client's connection, noted whenever it happened. */
 const failures = new WeakMap<PoolClient, Error>();
 
@@ -197,18 +204,20 @@ class Lease {
    * `name`: run as that prepared statement, if `firstRun` only when this connection holds it
    * already (PgDb.prepares); `owner`: the project it reads (none: the platform's)
    */
-  async query(text: string, values: readonly SqlParam[], opts: { timeoutMs?: number; name?: string; firstRun?: boolean; owner?: StatementOwner } = {}): Promise<QueryResult> {
+  async query(text: string, values: readonly SqlParam[], opts: { timeoutMs?: number; name?: string; firstRun?: boolean; owner?: StatementOwner } = {}): Promise<Rows> {
     // the protocol counts parameters in 16 bits: pg would send a malformed Bind message
     if (values.length > PG_MAX_PARAMS) throw new AppError('query_too_complex.bound_values', { limit: PG_MAX_PARAMS });
     const config: QueryConfig = { text, values: values as unknown[] };
     // query_timeout (per query; pg reads it, its types omit it) overrides the pool's for this statement
     if (opts.timeoutMs) Object.assign(config, { query_timeout: opts.timeoutMs });
-    if (opts.name) {
-      const names = namesOf(this.client);
-      if (!opts.firstRun || names.holds(opts.name)) config.name = names.name(opts.name, opts.owner);
-    }
+    const names = namesOf(this.client);
+    if (opts.name && (!opts.firstRun || names.holds(opts.name))) config.name = names.name(opts.name, opts.owner);
     try {
-      return await this.client.query(config);
+      const columns = config.name === undefined ? undefined : names.columnsOf(config.name);
+      if (columns && parsedBy(this.client, config.name!)) return await this.again(config, columns);
+      const result = await this.client.query(config);
+      if (config.name) names.described(config.name, result.fields.map((f) => ({ name: f.name, parse: resultTypes.getTypeParser(f.dataTypeID, f.format as 'text' | 'binary') })));
+      return result;
     } catch (err) {
       // named here but never parsed (one parsed before, or now, pg has on record): the server holds nothing under it
       if (config.name && !parsedBy(this.client, config.name)) namesOf(this.client).forget(config.name, opts.owner);
@@ -216,6 +225,14 @@ class Lease {
       if (translated instanceof DatabaseUnavailable && !failures.has(this.client)) failures.set(this.client, err as Error);
       throw translated;
     }
+  }
+
+  /** A run of a statement this connection ran before: Bind, Execute and Sync only (prepared-run.ts). */
+  private again(config: QueryConfig, columns: readonly Column[]): Promise<Rows> {
+    const run = new PreparedRun(config.name!, config.values as SqlParam[], columns);
+    Object.assign(run, { query_timeout: (config as { query_timeout?: number }).query_timeout });
+    this.client.query(run as never);
+    return run.done;
   }
 
   release(): void {
@@ -248,7 +265,7 @@ export class PgDb implements Db {
     return `${quoteIdent(this.schema)}.${quoteIdent(name)}`;
   }
 
-  private async query(sql: string, params: readonly SqlParam[]): Promise<QueryResult> {
+  private async query(sql: string, params: readonly SqlParam[]): Promise<Rows> {
     const st = statementOf(sql);
     const text = st.text;
     if (this.lease && params.length === 0) this.lease.schemaTouched = true;

@@ -11,6 +11,8 @@
 //   lets go: otherwise a project with more shapes in use than its share would close every
 //   connection, everyone's statements with it, every few thousand requests, and gain nothing.
 
+import type { Column } from './prepared-run.ts';
+
 export interface PreparedLimits {
   perConnection: number;
   perProject: number;
@@ -35,6 +37,8 @@ interface Share {
 export class PreparedNames {
   private readonly names = new Set<string>();
   private readonly shares = new Map<string, Share>();
+  /** the columns of each statement named here, from its first run (prepared-run.ts) */
+  private readonly columns = new Map<string, readonly Column[]>();
   private unnamed = 0;
 
   constructor(private readonly limits: PreparedLimits = PREPARED_LIMITS) {}
@@ -70,8 +74,19 @@ export class PreparedNames {
     return this.names.has(name);
   }
 
+  /** The columns of statement `name`, once a run here described them. */
+  columnsOf(name: string): readonly Column[] | undefined {
+    return this.columns.get(name);
+  }
+
+  /** What a run of statement `name`, named here, described. */
+  described(name: string, columns: readonly Column[]): void {
+    if (this.names.has(name)) this.columns.set(name, columns);
+  }
+
   /** A statement named here that the server refused to parse: it holds nothing under that name. */
   forget(name: string, owner?: StatementOwner): void {
+    this.columns.delete(name);
     if (!this.names.delete(name) || !owner) return;
     const share = this.shares.get(owner.project)!;
     if (--share.count === 0) this.shares.delete(owner.project);
