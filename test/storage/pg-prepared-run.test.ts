@@ -4,10 +4,11 @@
 // write touched; its failures must be the same errors, and leave the connection usable.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
+import pg from 'pg';
 import { openTestEngine } from '../support/app.ts';
-import { testEngines } from '../support/postgres.ts';
+import { PG_ADMIN_URL, testEngines } from '../support/postgres.ts';
 import { PreparedRun } from '../../src/storage/postgres/prepared-run.ts';
-import { UniqueViolation } from '../../src/storage/engine.ts';
+import { DatabaseUnavailable, QueryTimeout, UniqueViolation, type Db } from '../../src/storage/engine.ts';
 
 const { engines } = await testEngines();
 const skip = !engines.includes('postgres') && 'PostgreSQL not reachable';
@@ -25,6 +26,28 @@ async function shortRuns<T>(fn: () => Promise<T>): Promise<{ result: T; runs: nu
   } finally {
     PreparedRun.prototype.submit = submit;
   }
+}
+
+/** Runs a statement three times: unnamed, prepared through pg, then the short way (checked). */
+async function thrice<T>(fn: () => Promise<T>): Promise<T[]> {
+  const out: T[] = [];
+  for (let i = 0; i < 3; i++) {
+    const { result, runs } = await shortRuns(fn);
+    out.push(result);
+    assert.equal(runs, i === 2 ? 1 : 0, `run ${i + 1}`);
+  }
+  return out;
+}
+
+/** A project's data store on an engine of its own (`env`: settings), closed after the test. */
+async function project(id: string, env: Record<string, string> = {}): Promise<Db> {
+  const { engine, cleanup } = await openTestEngine('postgres', env);
+  after(async () => {
+    await engine.close();
+    await cleanup();
+  });
+  await engine.createProjectStore(id);
+  return engine.data(id, 0);
 }
 
 test('[postgres] a statement run again on its connection answers as its first runs did, every column type and NULL; writes count their rows', { skip }, async () => {
@@ -80,5 +103,68 @@ test('[postgres] a statement that fails when run again the short way fails as th
     assert.deepEqual(await db.all(`SELECT s FROM ${db.t('u')} ORDER BY id`), [{ s: 'a' }, { s: 'b' }, { s: 'c' }]);
   } finally {
     await engine.close();
+  }
+});
+
+test('[postgres] the short way: RETURNING rows of a write, a column named __proto__, parameters encoded as pg encodes them, errors traced to their caller', { skip }, async () => {
+  const db = await project('preparedrunccccc');
+  await db.run(`CREATE TABLE ${db.t('r')} (id bigserial PRIMARY KEY, v text)`);
+  let n = 0;
+  const inserted = await thrice(() => db.all(`INSERT INTO ${db.t('r')} (v) SELECT x FROM unnest(ARRAY[?, ?]) AS x RETURNING id, v`, [`a${++n}`, `b${n}`]));
+  assert.deepEqual(inserted[2], [{ id: 5, v: 'a3' }, { id: 6, v: 'b3' }]);
+  const deleted = await thrice(() => db.run(`DELETE FROM ${db.t('r')} WHERE id <= ?`, [2 * ++n - 6]));
+  assert.deepEqual(deleted, [{ changes: 2 }, { changes: 2 }, { changes: 2 }]);
+
+  const [, viaPg, short] = await thrice(() => db.all('SELECT ?::jsonb AS "__proto__", 1 AS k', ['{"admin":true}']));
+  assert.deepEqual(short, viaPg);
+  assert.ok(Object.hasOwn(short![0]!, '__proto__'), 'an own key');
+  assert.equal(Object.getPrototypeOf(short![0]), Object.prototype, 'not the prototype');
+  assert.equal((short![0] as { admin?: boolean }).admin, undefined);
+
+  const encoded = await thrice(() => db.get('SELECT ?::text IS NULL AS missing, ?::int[] AS a, ?::boolean AS b, ?::numeric AS n', [undefined as never, [1, 2] as never, true, 12345678901234567890n]));
+  assert.deepEqual(encoded[2], encoded[0]);
+  assert.deepEqual(encoded[2], { missing: true, a: [1, 2], b: true, n: '12345678901234567890' });
+
+  const stacks: string[] = [];
+  for (const by of [0, 0, 1, 0]) await db.get('SELECT 1 / ?::int AS x', [by]).catch((e: Error) => stacks.push(String(e.stack)));
+  assert.equal(stacks.length, 3);
+  assert.match(stacks[2]!, /postgres-db\.ts/, 'the short way\'s error names the code that ran the statement');
+});
+
+const sleeper = (db: Db) => (seconds: number) => db.get<{ pid: number }>('SELECT pg_backend_pid() AS pid, pg_sleep(?) AS z', [seconds]);
+
+test('[postgres] the short way past the statement timeout fails as a query timeout, and its connection goes on', { skip }, async () => {
+  const sleep = sleeper(await project('preparedrundddd', { STATEMENT_TIMEOUT_MS: '300' }));
+  const first = await sleep(0);
+  await sleep(0);
+  const { result, runs } = await shortRuns(() => sleep(2).then(() => 'answered', (err) => err));
+  assert.equal(runs, 1);
+  assert.ok(result instanceof QueryTimeout, String(result));
+  assert.equal((await sleep(0))!.pid, first!.pid, 'the same connection');
+});
+
+test('[postgres] the short way without an answer in time (PG_QUERY_TIMEOUT_MS) or on a connection that ends: 503, the connection replaced', { skip }, async () => {
+  const sleep = sleeper(await project('preparedruneeee', { STATEMENT_TIMEOUT_MS: '0', PG_QUERY_TIMEOUT_MS: '500' }));
+  const first = await sleep(0);
+  await sleep(0);
+  const { result, runs } = await shortRuns(() => sleep(3).then(() => 'answered', (err) => err));
+  assert.equal(runs, 1);
+  assert.ok(result instanceof DatabaseUnavailable, String(result));
+  const second = await sleep(0);
+  assert.notEqual(second!.pid, first!.pid, 'the connection that timed out was discarded');
+
+  await sleep(0);
+  const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
+  await admin.connect();
+  try {
+    const pending = shortRuns(() => sleep(2).then(() => 'answered', (err) => err));
+    await new Promise((r) => setTimeout(r, 100));
+    await admin.query('SELECT pg_terminate_backend($1)', [second!.pid]);
+    const ended = await pending;
+    assert.equal(ended.runs, 1);
+    assert.ok(ended.result instanceof DatabaseUnavailable, String(ended.result));
+    assert.notEqual((await sleep(0))!.pid, second!.pid);
+  } finally {
+    await admin.end();
   }
 });

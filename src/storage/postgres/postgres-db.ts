@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import { pg, type Pool, type PoolClient, type QueryConfig, type QueryResultRow } from './pg-driver.ts';
 import { PreparedNames, type StatementOwner } from './prepared-names.ts';
-import { PreparedRun, type Column } from './prepared-run.ts';
+import { PreparedRun, shapeOf, type Shape } from './prepared-run.ts';
 import type { PoolLanes } from './pool-lanes.ts';
 import { AppError } from '../../errors.ts';
 import type { Db, RowFailure, SqlParam } from '../engine.ts';
@@ -213,10 +213,10 @@ class Lease {
     const names = namesOf(this.client);
     if (opts.name && (!opts.firstRun || names.holds(opts.name))) config.name = names.name(opts.name, opts.owner);
     try {
-      const columns = config.name === undefined ? undefined : names.columnsOf(config.name);
-      if (columns && parsedBy(this.client, config.name!)) return await this.again(config, columns);
+      const shape = config.name === undefined ? undefined : names.shapeOf(config.name);
+      if (shape && parsedBy(this.client, config.name!)) return await this.again(config, shape);
       const result = await this.client.query(config);
-      if (config.name) names.described(config.name, result.fields.map((f) => ({ name: f.name, parse: resultTypes.getTypeParser(f.dataTypeID, f.format as 'text' | 'binary') })));
+      if (config.name) names.described(config.name, shapeOf(result.fields, resultTypes));
       return result;
     } catch (err) {
       // named here but never parsed (one parsed before, or now, pg has on record): the server holds nothing under it
@@ -228,11 +228,15 @@ class Lease {
   }
 
   /** A run of a statement this connection ran before: Bind, Execute and Sync only (prepared-run.ts). */
-  private again(config: QueryConfig, columns: readonly Column[]): Promise<Rows> {
-    const run = new PreparedRun(config.name!, config.values as SqlParam[], columns);
+  private again(config: QueryConfig, shape: Shape): Promise<Rows> {
+    const run = new PreparedRun(config.name!, config.values as SqlParam[], shape);
     Object.assign(run, { query_timeout: (config as { query_timeout?: number }).query_timeout });
     this.client.query(run as never);
-    return run.done;
+    // an error read off the socket, traced back to the statement's caller as pg's own are
+    return run.done.catch((err: Error) => {
+      Error.captureStackTrace(err);
+      throw err;
+    });
   }
 
   release(): void {

@@ -11,7 +11,7 @@
 //   lets go: otherwise a project with more shapes in use than its share would close every
 //   connection, everyone's statements with it, every few thousand requests, and gain nothing.
 
-import type { Column } from './prepared-run.ts';
+import type { Shape } from './prepared-run.ts';
 
 export interface PreparedLimits {
   perConnection: number;
@@ -37,8 +37,8 @@ interface Share {
 export class PreparedNames {
   private readonly names = new Set<string>();
   private readonly shares = new Map<string, Share>();
-  /** the columns of each statement named here, from its first run (prepared-run.ts) */
-  private readonly columns = new Map<string, readonly Column[]>();
+  /** the rows of each statement named here, as its first run described them (prepared-run.ts) */
+  private readonly shapes = new Map<string, Shape>();
   private unnamed = 0;
 
   constructor(private readonly limits: PreparedLimits = PREPARED_LIMITS) {}
@@ -74,19 +74,19 @@ export class PreparedNames {
     return this.names.has(name);
   }
 
-  /** The columns of statement `name`, once a run here described them. */
-  columnsOf(name: string): readonly Column[] | undefined {
-    return this.columns.get(name);
+  /** The rows of statement `name`, once a run here described them. */
+  shapeOf(name: string): Shape | undefined {
+    return this.shapes.get(name);
   }
 
   /** What a run of statement `name`, named here, described. */
-  described(name: string, columns: readonly Column[]): void {
-    if (this.names.has(name)) this.columns.set(name, columns);
+  described(name: string, shape: Shape): void {
+    if (this.names.has(name)) this.shapes.set(name, shape);
   }
 
   /** A statement named here that the server refused to parse: it holds nothing under that name. */
   forget(name: string, owner?: StatementOwner): void {
-    this.columns.delete(name);
+    this.shapes.delete(name);
     if (!this.names.delete(name) || !owner) return;
     const share = this.shares.get(owner.project)!;
     if (--share.count === 0) this.shares.delete(owner.project);

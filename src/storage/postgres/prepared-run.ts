@@ -8,19 +8,35 @@
 // the statement ("cached plan must not change result type") rather than answer in another shape.
 // pg runs this as any query of its own (client.query with an object that has `submit`): in its
 // queue, under its read timeout, and its connection's messages are handed to the handlers below.
-import type { QueryResultRow } from './pg-driver.ts';
+import { pg, type QueryResultRow } from './pg-driver.ts';
 import type { SqlParam } from '../engine.ts';
 
-/** A column of a statement's rows: its name and the parser of its values (text format). */
-export interface Column {
-  name: string;
-  parse(value: string): unknown;
+/** A statement's rows as its run through pg described them. */
+export interface Shape {
+  names: readonly string[];
+  /** each column's parser of its values (text format) */
+  parsers: readonly ((value: string) => unknown)[];
+  /**
+   * A row with every name as its own key, copied for each row as pg does: assigning to a fresh
+   * object would run a setter for a column named `__proto__` (its value lost, or the row's
+   * prototype replaced by a database value).
+   */
+  empty: QueryResultRow;
 }
+
+export function shapeOf(fields: readonly { name: string; dataTypeID: number }[], types: { getTypeParser(oid: number, format: 'text'): unknown }): Shape {
+  const empty: QueryResultRow = {};
+  for (const f of fields) Object.defineProperty(empty, f.name, { value: null, writable: true, enumerable: true, configurable: true });
+  return { names: fields.map((f) => f.name), parsers: fields.map((f) => types.getTypeParser(f.dataTypeID, 'text') as (value: string) => unknown), empty };
+}
+
+// pg's own encoding of a value (its types omit the export)
+const prepareValue = (pg as unknown as { utils: { prepareValue(v: unknown): string | Buffer | null } }).utils.prepareValue;
 
 /** The part of pg's connection a run writes to. */
 interface Connection {
   stream: { cork?(): void; uncork?(): void };
-  bind(config: { statement: string; values: readonly (string | null)[] }): void;
+  bind(config: { statement: string; values: readonly (string | Buffer | null)[] }): void;
   execute(config: Record<string, never>): void;
   sync(): void;
   sendCopyFail(message: string): void;
@@ -37,16 +53,15 @@ export class PreparedRun {
   readonly done: Promise<PreparedRun>;
   /** a value the parsers refused: reported once the server is done with the statement */
   private failed: Error | null = null;
-  private readonly values: (string | null)[];
+  private readonly values: (string | Buffer | null)[];
 
   constructor(
     // (not `name`: pg reads an active query's `name` as one it parses)
     private readonly statement: string,
     values: readonly SqlParam[],
-    private readonly columns: readonly Column[],
+    private readonly shape: Shape,
   ) {
-    // as pg sends them (utils.prepareValue): the text of each value
-    this.values = values.map((v) => (v === null ? null : String(v)));
+    this.values = values.map(prepareValue);
     let settle!: (err: Error | null, result?: PreparedRun) => void;
     this.done = new Promise((resolve, reject) => (settle = (err, result) => (err ? reject(err) : resolve(result!))));
     this.callback = settle;
@@ -58,8 +73,11 @@ export class PreparedRun {
     try {
       connection.bind({ statement: this.statement, values: this.values });
       connection.execute({});
-      connection.sync();
+    } catch (err) {
+      // (a Bind pg cannot encode, over its 2 GiB): nothing was sent but the Sync, whose answer settles this run
+      this.failed = err as Error;
     } finally {
+      connection.sync();
       connection.stream.uncork?.();
     }
     return null;
@@ -67,11 +85,12 @@ export class PreparedRun {
 
   handleDataRow(msg: { fields: (string | null)[] }): void {
     if (this.failed) return;
-    const row: QueryResultRow = {};
+    const { names, parsers, empty } = this.shape;
+    const row: QueryResultRow = { ...empty };
     try {
-      for (let i = 0; i < this.columns.length; i++) {
+      for (let i = 0; i < names.length; i++) {
         const raw = msg.fields[i];
-        row[this.columns[i]!.name] = raw === null || raw === undefined ? null : this.columns[i]!.parse(raw);
+        if (raw !== null && raw !== undefined) row[names[i]!] = parsers[i]!(raw);
       }
     } catch (err) {
       this.failed = err as Error;
