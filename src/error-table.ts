@@ -101,6 +101,13 @@ const CAPACITY = {
     hint: 'Retry the request.',
     headers: retrySoon,
   },
+  'write_conflict.schema_changed': {
+    status: 503,
+    message: 'The table changed while the request ran (its owner altered it); nothing was written.',
+    details: { reason: 'schema_changed' },
+    hint: 'Retry the request: it runs against the table as it is now.',
+    headers: retrySoon,
+  },
   project_busy: {
     status: 503,
     message: 'This project has too many database requests running at once; retry shortly.',

@@ -42,6 +42,11 @@ export class ProjectSchemaCache {
     private readonly sources: SchemaSources,
   ) {}
 
+  /** Whether the project's schema has changed since `version`. */
+  async changedSince(projectId: string, version: number): Promise<boolean> {
+    return (await schemaVersion(await this.engine.project(projectId))) !== version;
+  }
+
   /** The schema at `version` (read by the caller with its credentials), or at the current one. */
   async get(projectId: string, version?: number): Promise<ProjectSchema> {
     const db = await this.engine.project(projectId);

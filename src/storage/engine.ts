@@ -163,6 +163,17 @@ export class NotNullViolation extends Error {
   }
 }
 /**
+ * A statement that no longer fits its tables: a column it names is gone or has another type, or a
+ * prepared statement's rows would change shape. A statement built for the schema version a request
+ * read meets this when the table's owner changed it since (services/rows/rows.ts tells that from
+ * a fault of ours by the version).
+ */
+export class SchemaMismatch extends Error {
+  constructor(readonly original: unknown) {
+    super(`the statement does not fit its tables: ${(original as Error)?.message ?? original}`);
+  }
+}
+/**
  * A failure of the database itself rather than of the request: an error of the vocabulary
  * (src/error-table.ts) already, so that no layer above maps it again. `why` names the cause for
  * logs, never for clients.

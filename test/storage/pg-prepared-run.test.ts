@@ -8,7 +8,7 @@ import pg from 'pg';
 import { openTestEngine } from '../support/app.ts';
 import { PG_ADMIN_URL, testEngines } from '../support/postgres.ts';
 import { PreparedRun } from '../../src/storage/postgres/prepared-run.ts';
-import { DatabaseUnavailable, QueryTimeout, UniqueViolation, type Db } from '../../src/storage/engine.ts';
+import { DatabaseUnavailable, QueryTimeout, SchemaMismatch, UniqueViolation, type Db } from '../../src/storage/engine.ts';
 
 const { engines } = await testEngines();
 const skip = !engines.includes('postgres') && 'PostgreSQL not reachable';
@@ -167,4 +167,18 @@ test('[postgres] the short way without an answer in time (PG_QUERY_TIMEOUT_MS) o
   } finally {
     await admin.end();
   }
+});
+
+test('[postgres] a statement prepared before its table was altered, run after (a request that read the schema version just before): a schema mismatch, not an unknown error', { skip }, async () => {
+  const db = await project('preparedrunffff');
+  await db.run(`CREATE TABLE ${db.t('a')} (id bigserial PRIMARY KEY, x integer)`);
+  await db.run(`INSERT INTO ${db.t('a')} (x) VALUES (1)`);
+  const read = () => db.all(`SELECT * FROM ${db.t('a')} WHERE id > ?`, [0]);
+  await thrice(read);
+  // the owner's change, committed between the request's schema read and its statement
+  await db.tx(async (tx) => {
+    await tx.run(`ALTER TABLE ${db.t('a')} DROP COLUMN x`);
+    await tx.run(`ALTER TABLE ${db.t('a')} ADD COLUMN x text`);
+  });
+  for (const run of [read, () => shortRuns(read)]) await assert.rejects(run(), SchemaMismatch);
 });

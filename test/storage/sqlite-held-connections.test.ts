@@ -207,3 +207,26 @@ test('[sqlite] limit 1: held connections woken while another file is in a transa
     await cleanup();
   }
 });
+
+test('[sqlite] a project deleted while its file is first being opened: the open keeps nothing, and the deleted project is not served', async () => {
+  const { engine, config, cleanup } = await openTestEngine('sqlite', { SQLITE_WORKERS: '1' });
+  let again: SqliteEngine | null = null;
+  try {
+    await engine.createProjectStore('racedrop');
+    const db = await engine.project('racedrop');
+    await db.run('CREATE TABLE t (v INTEGER)');
+    await db.run('INSERT INTO t (v) VALUES (42)');
+    await engine.close();
+    // another engine on the same directory (a restart): the file is not open yet
+    again = (await openTestEngine('sqlite', { DATA_DIR: config.dataDir, SQLITE_WORKERS: '1' })).engine as SqliteEngine;
+    const opening = again.project('racedrop');
+    await again.dropProjectStore('racedrop');
+    await assert.rejects(opening, StoreMissing);
+    assert.equal(existsSync(join(config.dataDir, 'projects', 'racedrop.db')), false, 'the file is removed');
+    assert.equal(again.openProjects, 0, 'no connection to the deleted file');
+    await assert.rejects(again.project('racedrop'), StoreMissing);
+  } finally {
+    await again?.close();
+    await cleanup();
+  }
+});

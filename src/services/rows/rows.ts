@@ -9,7 +9,7 @@
 // object, and cannot filter a per-row write (whose 404 would answer the filter); it may still
 // filter a write on the collection, whose answer does not depend on what matched.
 import type { Db, Engine, Sql, SqlParam } from '../../storage/engine.ts';
-import { quoteIdent, UniqueViolation, NotNullViolation } from '../../storage/engine.ts';
+import { quoteIdent, UniqueViolation, NotNullViolation, SchemaMismatch } from '../../storage/engine.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { AppError } from '../../errors.ts';
 import { filterToPolicy, parseQuery, parsePrefer, resolveRange, contentRange, type ParsedQuery, type Prefer, type SelectItem } from '../../rest-query/index.ts';
@@ -154,6 +154,8 @@ export class RowService {
     } catch (err) {
       if (err instanceof UniqueViolation) throw new AppError('unique_violation.row');
       if (err instanceof NotNullViolation) throw invalidValue(err.column ?? 'unknown', 'not_null');
+      // built for the version this request read: the owner changed the table since, or a fault of ours
+      if (err instanceof SchemaMismatch) throw (await this.schemas.changedSince(r.projectId, schema.version)) ? new AppError('write_conflict.schema_changed') : err.original;
       throw err;
     }
   }

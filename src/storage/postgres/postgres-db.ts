@@ -7,7 +7,7 @@ import { PreparedRun, shapeOf, type Shape } from './prepared-run.ts';
 import type { PoolLanes } from './pool-lanes.ts';
 import { AppError } from '../../errors.ts';
 import type { Db, RowFailure, SqlParam } from '../engine.ts';
-import { quoteIdent, UniqueViolation, NotNullViolation, QueryTimeout, DatabaseUnavailable, StoreMissing, ROW_FAILURES } from '../engine.ts';
+import { quoteIdent, UniqueViolation, NotNullViolation, QueryTimeout, DatabaseUnavailable, StoreMissing, SchemaMismatch, ROW_FAILURES } from '../engine.ts';
 
 /** The most parameters one statement may carry (the wire protocol's Bind message counts them in 16 bits). */
 const PG_MAX_PARAMS = 65535;
@@ -113,6 +113,11 @@ function describe(err: unknown): string {
   return String(e?.message ?? err).replace(/\s+/g, ' ');
 }
 
+// A statement that does not fit its tables as they are now (SchemaMismatch): a column gone
+// (42703) or of another type (42804 a value, 42883 an operator, 22P02 a parameter's text), or,
+// 0A000 from plan revalidation, a prepared statement whose rows would change shape. It ran nothing.
+const SCHEMA_MISMATCHES = new Set(['42703', '42804', '42883', '22P02']);
+
 export function translatePgError(err: unknown): unknown {
   const e = err as { code?: string; constraint?: string; column?: string; message?: string; errors?: { code?: string }[] };
   if (e?.code === '23505') return new UniqueViolation(e.constraint ?? null);
@@ -126,6 +131,7 @@ export function translatePgError(err: unknown): unknown {
   // rolls one back; nothing of it was written, so it can be retried
   if (e?.code === '40P01' || e?.code === '40001')
     return new AppError('write_conflict');
+  if (SCHEMA_MISMATCHES.has(e?.code ?? '') || (e?.code === '0A000' && (e as { routine?: string }).routine === 'RevalidateCachedQuery')) return new SchemaMismatch(err);
   const code = e?.code ?? e?.errors?.[0]?.code;
   if ((code && (LOST_SQLSTATES.has(code) || LOST_SOCKET_CODES.has(code))) || LOST_MESSAGES.test(e?.message ?? ''))
     return new DatabaseUnavailable('connection_lost', describe(err));

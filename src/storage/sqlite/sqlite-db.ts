@@ -5,7 +5,7 @@
 // 0): it waits for the lock asynchronously (`whenFree`), since worker threads write the same files.
 import type Database from 'better-sqlite3';
 import type { Db, RowFailure, SqlParam } from '../engine.ts';
-import { quoteIdent, UniqueViolation, NotNullViolation, QueryTimeout, StorageFull, StoreMissing, ROW_FAILURES } from '../engine.ts';
+import { quoteIdent, UniqueViolation, NotNullViolation, QueryTimeout, StorageFull, StoreMissing, SchemaMismatch, ROW_FAILURES } from '../engine.ts';
 import { projectBusy } from '../fair-gate.ts';
 import { AppError } from '../../errors.ts';
 import { tallyRows } from './sqlite-tally.ts';
@@ -40,6 +40,8 @@ export function translateSqliteError(err: unknown): unknown {
   if (e?.code === 'SQLITE_ERROR' && e.message === 'too many SQL variables') return new AppError('query_too_complex.bound_values', { limit: SQLITE_MAX_PARAMS });
   // another connection of the project (a long write in a worker) held the write lock past the wait
   if (isBusy(err)) return projectBusy();
+  // a column gone since the statement was built (SchemaMismatch; SQLite's types do not bind)
+  if (e?.code === 'SQLITE_ERROR' && /^(no such column|table \S+ has no column named)\b/.test(e.message ?? '')) return new SchemaMismatch(err);
   if (e?.code === 'SQLITE_CONSTRAINT_NOTNULL') {
     const m = /NOT NULL constraint failed: ([^\s,]+)/.exec(e.message ?? '');
     return new NotNullViolation(m ? m[1]!.split('.').pop()! : null);

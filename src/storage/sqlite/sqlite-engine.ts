@@ -125,6 +125,8 @@ export class SqliteEngine implements Engine {
   });
   /** first opens under way: concurrent requests share one, never open (and leak) a second connection */
   private opening = new Map<string, Promise<SqliteDb>>();
+  /** projects whose store is being deleted: a first open that ends meanwhile keeps nothing */
+  private readonly dropping = new Set<string>();
   private readonly projectDir: string;
   private readonly checkpoints: CheckpointQueue;
   private readonly workers: SqliteWorkerPool;
@@ -202,6 +204,8 @@ export class SqliteEngine implements Engine {
     const db = new SqliteDb(this.openRaw(file, !create), this.statements, { deadline: true, reopen: this.reopen(projectId, file) });
     try {
       await migrateFile(db, PROJECT_MIGRATIONS);
+      // deleted while its schema was checked: a connection kept now would hold the deleted file
+      if (this.dropping.has(projectId) || !existsSync(file)) throw new StoreMissing();
     } catch (err) {
       db.close(); // not kept: the next request opens it afresh
       throw err;
@@ -260,13 +264,18 @@ export class SqliteEngine implements Engine {
   }
 
   async dropProjectStore(projectId: string): Promise<void> {
-    this.projects.take(projectId)?.close();
-    this.asleep.get(projectId)?.deref()?.close(); // what holds it fails as on a missing store
-    this.asleep.delete(projectId);
-    this.workers.closeProject(projectId);
-    const file = this.file(projectId);
-    await this.checkpoints.forgetAndWait(file);
-    for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true });
+    this.dropping.add(projectId);
+    try {
+      this.projects.take(projectId)?.close();
+      this.asleep.get(projectId)?.deref()?.close(); // what holds it fails as on a missing store
+      this.asleep.delete(projectId);
+      this.workers.closeProject(projectId);
+      const file = this.file(projectId);
+      await this.checkpoints.forgetAndWait(file);
+      for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true });
+    } finally {
+      this.dropping.delete(projectId); // (the file is gone: an open finds it missing)
+    }
   }
 
   async ping(): Promise<boolean> {
