@@ -71,9 +71,11 @@ const PRELUDE = `(() => {
 // a body is text the service encodes itself, never compressed, so the header could only mislabel it.
 const ALLOWED_HEADERS = new Set(['content-type', 'content-language', 'content-disposition', 'cache-control', 'etag', 'last-modified', 'expires', 'vary']);
 // custom x- headers are the function's own, except those the service sets (the request id, nosniff)
-// and those a reverse proxy in front of it obeys (X-Accel-Redirect, X-Sendfile: serve a file or an
-// internal location)
-const RESERVED_X_HEADER = /^x-(request-id|content-type-options|sendfile|lighttpd-send-file|accel-.*)$/;
+// and every header of the families a reverse proxy in front of it obeys: serve a file, an internal
+// location or another URL (nginx X-Accel-*, Apache and lighttpd X-Sendfile*, lighttpd
+// X-Lighttpd-*, LiteSpeed X-LiteSpeed-*, Perlbal X-Reproxy-*), matched by prefix so that the
+// variants of a family (X-Sendfile2, X-Sendfile-Temporary) go too
+const RESERVED_X_HEADER = /^x-(request-id$|content-type-options$|accel|sendfile|lighttpd|litespeed|reproxy)/;
 
 function allowedHeader(name: string, status: number): boolean {
   if (name === 'location') return status >= 300 && status <= 399;

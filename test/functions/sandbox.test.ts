@@ -342,7 +342,7 @@ describe('response headers: an allowlist, because every project shares the servi
   });
   test("custom x- headers are kept, except the service's own and those a reverse proxy obeys", () => {
     assert.deepEqual(kept(200, { 'X-Trace': 't1', 'x-ratelimit-remaining': '9', 'X-Frame-Options': 'DENY' }), { 'x-trace': 't1', 'x-ratelimit-remaining': '9', 'x-frame-options': 'DENY' });
-    const reserved = { 'X-Request-Id': 'forged', 'X-Content-Type-Options': 'none', 'X-Accel-Redirect': '/internal/secrets', 'X-Accel-Buffering': 'no', 'X-Sendfile': '/etc/passwd', 'X-Lighttpd-Send-File': '/etc/passwd' };
+    const reserved = { 'X-Request-Id': 'forged', 'X-Content-Type-Options': 'none', 'X-Accel-Redirect': '/internal/secrets', 'X-Accel-Buffering': 'no', 'X-Sendfile': '/etc/passwd', 'X-Lighttpd-Send-File': '/etc/passwd', 'X-Sendfile2': '/etc/passwd 0-', 'X-Sendfile-Temporary': '/etc/passwd', 'X-LiteSpeed-Location': '/internal', 'X-Reproxy-URL': 'http://169.254.169.254/' };
     assert.deepEqual(kept(200, reserved), {});
   });
   test('headers that act on the origin, the connection or the client are dropped', () => {
