@@ -59,8 +59,14 @@ export function columnsOf(table: TableInfo): ColumnInfo[] {
 }
 
 const CACHE_LIMIT = 2000;
-/** the key of an anonymous caller's compiled filters */
-const ANONYMOUS = {};
+/**
+ * Compiled row filters kept, all projects together, and the largest kept (characters of SQL and
+ * values): a bound on what one project's callers and tables can hold (500 tables, 1,000 remembered
+ * callers each), whose eviction of others' filters costs them a compile only.
+ */
+export const COMPILED_FILTERS = 4096;
+const COMPILED_FILTER_CHARS = 2048;
+const sizeOf = (filter: Sql): number => filter.params.reduce<number>((n, p) => n + (typeof p === 'string' ? p.length : 8), filter.sql.length);
 
 /** What a stored policy that no longer validates compiles to: it matches no rows. */
 export const NO_MATCH: Sql = { sql: '1=0', params: [] };
@@ -80,12 +86,14 @@ export class PolicyService {
   private validatedFor = new WeakMap<object, { table: TableInfo; result: TypedExpr | PolicyError }>();
   private logged = new Set<string>();
   /**
-   * Each operation's combined filter for one caller, compiled once: by the table's enabled policies
-   * (the array of a cached schema version: a new version brings a new one) and the caller's auth
-   * (the object a remembered caller keeps: data-plane.ts). A filter whose policies read the clock
-   * ($now, CURDATE) is compiled for every request.
+   * Each operation's combined filter for one caller, compiled once (least recently used first, at
+   * most COMPILED_FILTERS): keyed by the table's enabled policies (a number for the array of a
+   * cached schema version: a new version brings a new array) and the caller's auth values. A filter
+   * whose policies read the clock ($now, CURDATE) is compiled for every request.
    */
-  private filters = new WeakMap<readonly StoredPolicy[], { table: TableInfo; byAuth: WeakMap<object, Map<Operation, Sql | null>> }>();
+  private readonly filters = new Map<string, Sql | null>();
+  private readonly policySets = new WeakMap<readonly StoredPolicy[], { table: TableInfo; id: number }>();
+  private policySetCount = 0;
 
   constructor(
     private readonly engine: Engine,
@@ -243,11 +251,16 @@ export class PolicyService {
    */
   rowFilters(rows: readonly StoredPolicy[], table: TableInfo, auth: AuthContext | null): (op: Operation) => Sql | null {
     if (rows.length === 0) return () => null;
-    const compiled = this.compiledFor(rows, table, auth);
+    const prefix = this.filterKey(rows, table, auth);
     const now = this.clock.now();
     return (op) => {
-      const hit = compiled.get(op);
-      if (hit !== undefined) return hit;
+      const key = prefix + op;
+      const hit = this.filters.get(key);
+      if (hit !== undefined) {
+        this.filters.delete(key);
+        this.filters.set(key, hit);
+        return hit;
+      }
       let clock = false;
       const ctx = {
         auth,
@@ -256,18 +269,26 @@ export class PolicyService {
         },
       };
       const filter = this.combine(table, rows.filter((r) => r.operation === op || r.operation === 'ALL'), ctx);
-      if (!clock) compiled.set(op, filter && Object.freeze({ sql: filter.sql, params: Object.freeze(filter.params) as Sql['params'] }));
+      if (!clock && (filter === null || sizeOf(filter) <= COMPILED_FILTER_CHARS)) this.keepFilter(key, filter && Object.freeze({ sql: filter.sql, params: Object.freeze(filter.params) as Sql['params'] }));
       return filter;
     };
   }
 
-  private compiledFor(rows: readonly StoredPolicy[], table: TableInfo, auth: AuthContext | null): Map<Operation, Sql | null> {
-    let entry = this.filters.get(rows);
-    if (entry?.table !== table) this.filters.set(rows, (entry = { table, byAuth: new WeakMap() }));
-    const key = auth ?? ANONYMOUS;
-    let ops = entry.byAuth.get(key);
-    if (!ops) entry.byAuth.set(key, (ops = new Map()));
-    return ops;
+  /** What a filter is compiled from: the policy set (and its table) and every auth value the compiler may read. */
+  private filterKey(rows: readonly StoredPolicy[], table: TableInfo, auth: AuthContext | null): string {
+    let set = this.policySets.get(rows);
+    if (set?.table !== table) this.policySets.set(rows, (set = { table, id: ++this.policySetCount }));
+    return `${set.id} ${JSON.stringify(auth)} `;
+  }
+
+  /** Compiled filters kept (tests: the bound holds). */
+  get compiledFilters(): number {
+    return this.filters.size;
+  }
+
+  private keepFilter(key: string, filter: Sql | null): void {
+    this.filters.set(key, filter);
+    if (this.filters.size > COMPILED_FILTERS) this.filters.delete(this.filters.keys().next().value!);
   }
 
   private combine(table: TableInfo, rows: { id: string; expression: string }[], ctx: CompileContext): Sql | null {

@@ -42,9 +42,12 @@ export class ProjectSchemaCache {
     private readonly sources: SchemaSources,
   ) {}
 
-  /** Whether the project's schema has changed since `version`. */
+  /**
+   * Whether the project's schema has changed since `version` (asked after a failed statement of a
+   * request: under the project's share of the engine, as the request's own statements are).
+   */
   async changedSince(projectId: string, version: number): Promise<boolean> {
-    return (await schemaVersion(await this.engine.project(projectId))) !== version;
+    return (await schemaVersion(await this.engine.callers(projectId))) !== version;
   }
 
   /** The schema at `version` (read by the caller with its credentials), or at the current one. */

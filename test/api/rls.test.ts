@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { describeEngines, expectError, registerAccount, type TestApp } from '../support/app.ts';
 import { dataPlane, type DataPlane, type EndUserFixture } from '../support/data-plane.ts';
 import { countStatements } from './rest-statements.ts';
+import { COMPILED_FILTERS } from '../../src/services/policies.ts';
 
 await describeEngines('row-level security', (ctx) => {
   let t: TestApp;
@@ -228,6 +229,22 @@ await describeEngines('row-level security', (ctx) => {
         await t.req('DELETE', `/projects/${d.pid}/tables/${timed.id}/rls-policies/${p.body.policy_id}`, { token: d.owner });
       }
     }
+  });
+
+  test('compiled filters are kept per caller up to a bound shared by all projects; a caller with other auth values gets its own', async () => {
+    const bounded = await d.createTable('bounded', [{ name: 'owner', type: 'integer' }]);
+    assert.equal((await d.policy(bounded.id, 'SELECT', 'owner = $auth.id')).status, 201);
+    const store = await t.engine.project(d.pid);
+    const table = (await t.services.tables.tableInfos(store)).find((x) => x.name === 'bounded')!;
+    const rows = (await t.services.policies.enabledByTable(store)).get(table.id)!;
+    const auth = (id: number, role: string | null = null) => ({ id, email: `u${id}@example.com`, role, email_verified: false });
+    const filter = (a: ReturnType<typeof auth>) => t.services.policies.rowFilters(rows, table, a)('SELECT')!;
+    assert.deepEqual(filter(auth(7)).params, filter(auth(7)).params);
+    assert.notDeepEqual(filter(auth(7)).params, filter(auth(8)).params, 'another user');
+    assert.equal(filter(auth(7, 'admin')).params.length, filter(auth(7)).params.length);
+    for (let id = 1; id <= COMPILED_FILTERS + 100; id++) filter(auth(id));
+    assert.equal(t.services.policies.compiledFilters, COMPILED_FILTERS);
+    assert.equal(Number(filter(auth(COMPILED_FILTERS + 100)).params[0]), COMPILED_FILTERS + 100);
   });
 
   test('policies API: list, patch, delete; 404 for unknown table, policy and another owner', async () => {
