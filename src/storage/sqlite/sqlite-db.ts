@@ -76,9 +76,11 @@ type Mode = 'all' | 'get' | 'run';
  * A connection's view of its file (Db.stamp): data_version changes when another connection (of
  * this process or another) has committed since this one last read, total_changes() with each row
  * this connection writes, schema_version with a change of the schema; the connection's serial
- * number tells a reopened file's connection from the one before.
+ * number tells a reopened file's connection from the one before. Three prepared statements, not
+ * one over the pragmas' table-valued functions: each of those prepares its PRAGMA again at every
+ * run (about 8 us of CPU a read, 1,000 projects read at random).
  */
-const STAMP_SQL = 'SELECT data_version AS d, total_changes() AS c, schema_version AS s FROM pragma_data_version, pragma_schema_version';
+const STAMP_SQL = ['PRAGMA data_version', 'SELECT total_changes()', 'PRAGMA schema_version'];
 let connections = 0;
 
 /**
@@ -196,8 +198,9 @@ export class SqliteDb implements Db {
     if (this.lockedUntil) return null;
     this.wake();
     try {
-      const v = this.exec(STAMP_SQL, [], 'get', null) as { d: number; c: number; s: number };
-      return `${this.serial} ${v.d} ${v.c} ${v.s}`;
+      let stamp = String(this.serial);
+      for (const sql of STAMP_SQL) stamp += ` ${this.prepare(sql).pluck().get() as number}`;
+      return stamp;
     } catch (err) {
       if (isBusy(err)) return null;
       throw translateSqliteError(err);
