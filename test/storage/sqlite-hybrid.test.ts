@@ -77,3 +77,21 @@ test('the budget: all projects together are bounded too', () => {
   for (const p of ['a', 'b', 'c']) budget.attempt(p)!.spent(15);
   assert.equal(budget.attempt('d'), null);
 });
+
+test("the engine's SQL functions are registered on a connection when a statement first names one, on the main thread and in a worker", async () => {
+  const Q = 'functionsproject';
+  await engine.createProjectStore(Q);
+  const main = await engine.project(Q);
+  const has = async () => ((await main.get<{ n: number }>("SELECT count(*) AS n FROM pragma_function_list WHERE name = 'bp_upper'"))!.n > 0);
+  await main.run('CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)');
+  await main.run('INSERT INTO t (v) VALUES (?)', ['abc']);
+  assert.deepEqual(await main.all('SELECT v FROM t'), [{ v: 'abc' }]);
+  assert.equal(await has(), false, 'none registered before a statement needs one');
+  assert.deepEqual(await (await engine.data(Q)).all('SELECT bp_upper(v) AS u FROM t'), [{ u: 'ABC' }]);
+  assert.equal(await has(), true);
+  // a statement that proves expensive runs again on a worker's own connection
+  const slow = `WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3000000) SELECT bp_upper('n') || count(*) AS n FROM c`;
+  assert.deepEqual(await (await engine.data(Q)).get(slow), { n: 'N3000000' });
+  // a function no engine has is still an error
+  await assert.rejects((await engine.data(Q)).all('SELECT bp_nothing(v) FROM t'), /no such function: bp_nothing/);
+});

@@ -103,6 +103,8 @@ export interface SqliteDbOptions {
   deadline?: boolean;
   /** a project file's connection, which the open-file limit may close (sleep) and this opens again */
   reopen?: Reopen;
+  /** registers the engine's SQL functions on the connection, when a statement first needs one */
+  functions?: (db: Database.Database) => void;
 }
 
 export class SqliteDb implements Db {
@@ -128,7 +130,7 @@ export class SqliteDb implements Db {
     private readonly cache: StatementCache,
     private readonly opts: SqliteDbOptions = {},
   ) {
-    this.statements = cache.connection(conn);
+    this.statements = cache.connection(conn, opts.functions);
     this.setDeadline = opts.deadline ? deadlineSetter(conn) : null;
   }
 
@@ -166,7 +168,7 @@ export class SqliteDb implements Db {
   private reopen(how: Reopen): void {
     const conn = how.open();
     this.conn = conn;
-    this.statements = this.cache.connection(conn);
+    this.statements = this.cache.connection(conn, this.opts.functions);
     this.setDeadline = this.opts.deadline ? deadlineSetter(conn) : null;
     this.serial = ++connections; // a stamp of the last connection never matches this one's
     this.state = 'open';

@@ -201,7 +201,7 @@ export class SqliteEngine implements Engine {
   private async openFile(projectId: string, create: boolean): Promise<SqliteDb> {
     const file = this.file(projectId);
     if (!create && !existsSync(file)) throw new StoreMissing();
-    const db = new SqliteDb(this.openRaw(file, !create), this.statements, { deadline: true, reopen: this.reopen(projectId, file) });
+    const db = new SqliteDb(this.openRaw(file, !create), this.statements, { deadline: true, functions: registerSqliteFunctions, reopen: this.reopen(projectId, file) });
     try {
       await migrateFile(db, PROJECT_MIGRATIONS);
       // deleted while its schema was checked: a connection kept now would hold the deleted file
@@ -214,7 +214,7 @@ export class SqliteEngine implements Engine {
     return db;
   }
 
-  /** A project file's main-thread connection: data statements are tried here first (sqlite-hybrid-db.ts), with functions and deadline as in a worker. */
+  /** A project file's main-thread connection: data statements are tried here first (sqlite-hybrid-db.ts), with the deadline and (on demand) the functions of a worker's. */
   private openRaw(file: string, mustExist: boolean): Database.Database {
     let raw: Database.Database;
     try {
@@ -223,7 +223,6 @@ export class SqliteEngine implements Engine {
       // its project is gone; a file that is there but cannot be opened (out of descriptors) is not
       throw mustExist && (err as { code?: string }).code === 'SQLITE_CANTOPEN' && !existsSync(file) ? new StoreMissing() : err;
     }
-    registerSqliteFunctions(raw);
     return raw;
   }
 

@@ -45,8 +45,7 @@ function conn(projectId: string): Conn {
     extension: setup.deadlineLibrary,
     cacheKiB: WORKER_CACHE_KIB,
   });
-  registerSqliteFunctions(db);
-  const c = { db, setDeadline: deadlineSetter(db), statements: statements.connection(db), closing: false };
+  const c = { db, setDeadline: deadlineSetter(db), statements: statements.connection(db, registerSqliteFunctions), closing: false };
   conns.add(projectId, c);
   return c;
 }
