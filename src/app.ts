@@ -30,7 +30,7 @@ import { decoratePlatformRequest } from './http/platform-auth.ts';
 import { decorateDataPlaneRequest } from './http/data-plane-auth.ts';
 import { installRequestLog, logRequest } from './http/request-log.ts';
 import { idleCollection } from './lib/idle-collection.ts';
-import { trimMalloc } from './lib/malloc-trim.ts';
+import { releaseIdleMemory } from './lib/malloc-trim.ts';
 import { badJsonText } from './lib/text.ts';
 import { installMetrics, metricsRoute, UNMATCHED_ROUTE } from './http/metrics.ts';
 import type { Metrics } from './lib/metrics.ts';
@@ -132,12 +132,21 @@ function installRequestGate(app: FastifyInstance): void {
 }
 
 // After IDLE_GC_MS without a request, full garbage collections give the memory of the last burst
-// back (lib/idle-collection.ts), then the C allocator the pages they and the burst freed, once
-// (lib/malloc-trim.ts: it walks every heap under its lock, some milliseconds on a large one).
+// back (lib/idle-collection.ts), then the C allocator the pages they and the burst freed, and the
+// file pages no longer used, once (lib/malloc-trim.ts: it walks every heap under its lock, some
+// milliseconds on a large one). The last two also a second after the server listens: start-up's
+// are not worth waiting for an idle spell (V8 lets the collections end one only after 5 s of slow
+// allocation), and pages the first requests need again are mapped again from the page cache.
+const AFTER_START_MS = 1000;
+
 function installIdleCollection(app: FastifyInstance, quietMs: number): void {
-  const idle = idleCollection(quietMs, { settled: trimMalloc });
+  const idle = idleCollection(quietMs, { settled: releaseIdleMemory });
   app.addHook('onRequest', (_request, _reply, done) => {
     idle.touch();
+    done();
+  });
+  app.addHook('onListen', (done) => {
+    setTimeout(releaseIdleMemory, AFTER_START_MS).unref();
     done();
   });
   app.addHook('onClose', async () => idle.stop());

@@ -9,7 +9,7 @@ import { systemClock } from './lib/clock.ts';
 import { loadMasterKey, SecretBox } from './lib/secret-box.ts';
 import { createLogger, flushLogger } from './lib/logger.ts';
 import { databaseTarget, withoutPassword } from './lib/database-target.ts';
-import { boundYoungGeneration, semiSpaceFlagGiven, SEMI_SPACE_MIB } from './lib/young-generation.ts';
+import { boundYoungGeneration, holdYoungGeneration, semiSpaceFlagGiven, SEMI_SPACE_MIB } from './lib/young-generation.ts';
 import { boundOldGenerationGrowth, growthFlagGiven } from './lib/old-generation.ts';
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
@@ -50,13 +50,14 @@ async function step<T>(what: string, fn: () => T | Promise<T>): Promise<T> {
 }
 
 async function start() {
+  // started without the launchers' flag (node dist/main.js, baseplate serve): the softer bound
+  const boundYoung = !semiSpaceFlagGiven(process.execArgv, process.env.NODE_OPTIONS);
+  if (boundYoung) holdYoungGeneration();
   // every setting is checked before anything is written (the master key file, the database)
   const config = await step('invalid configuration: ', () => loadConfig(process.env));
   const smtpCa = await step('invalid configuration: SMTP_CA_FILE: ', () => (config.email.caFile ? readFileSync(config.email.caFile, 'utf8') : undefined));
   await step('invalid configuration: ', () => checkEngineOptions(engineOptions(config)));
   log.level = config.logLevel;
-  // started without the launchers' flag (node dist/main.js, baseplate serve): the softer bound
-  if (!semiSpaceFlagGiven(process.execArgv, process.env.NODE_OPTIONS)) boundYoungGeneration(SEMI_SPACE_MIB);
   if (!growthFlagGiven(process.execArgv)) boundOldGenerationGrowth();
   // the key comes first: a PostgreSQL deployment without one must not touch its database
   const master = await step('', () =>
@@ -76,6 +77,7 @@ async function start() {
     warn(`PASSWORD_HASH_CONCURRENCY (${config.argon2.concurrency}) is not below libuv's thread pool (UV_THREADPOOL_SIZE, ${threads}): password hashes can hold every thread, and file I/O then waits behind them`);
   const app = await buildApp({ config, engine, services, logger: log });
   await step(`cannot listen on ${config.host}:${config.port}: `, () => app.listen({ port: config.port, host: config.host }));
+  if (boundYoung) boundYoungGeneration(SEMI_SPACE_MIB);
   const port = (app.server.address() as { port: number }).port;
   const consoleUrl = config.appUrl === `http://localhost:${config.port}/` ? `http://localhost:${port}/` : config.appUrl;
   app.log.info(`baseplate serving on port ${port} with the ${engine.kind} engine; the console: ${consoleUrl}`);

@@ -1,9 +1,12 @@
 // The C allocator's free pages go back to the system at an idle spell's end (lib/malloc-trim.ts,
-// native/memory-trim.c): freed, 50 MiB of SQLite pages stay resident until trimmed.
+// native/memory-trim.c): freed, 50 MiB of SQLite pages stay resident until trimmed. So do the
+// pages of read-only file mappings, and the process goes on.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import Database from 'better-sqlite3';
-import { trimMalloc } from '../../src/lib/malloc-trim.ts';
+import { memoryTrimLibrary, trimMalloc } from '../../src/lib/malloc-trim.ts';
 
 const glibc = Boolean((process.report.getReport() as { header?: { glibcVersionRuntime?: string } }).header?.glibcVersionRuntime);
 const residentMiB = () => process.memoryUsage().rss / 1048576;
@@ -20,4 +23,30 @@ test('trimMalloc gives the free pages of the C allocator back to the system', { 
   const trimmed = residentMiB();
   assert.ok(freed - trimmed > 10, `resident ${freed.toFixed(1)} MiB before the trim, ${trimmed.toFixed(1)} after`);
   keep.close();
+});
+
+// In a child process of its own: the test runner's pages are not this test's to drop.
+const CHILD = `
+const { readFileSync } = require('node:fs');
+const m = require(process.argv[1]);
+const fileKiB = () => Number(/RssFile:\\s+(\\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))[1]);
+const before = fileKiB();
+const dropped = m.dropFilePages();
+const after = fileKiB();
+// the process goes on: code of the binary and of libraries runs again from the page cache
+const crypto = require('node:crypto'), zlib = require('node:zlib');
+const digest = crypto.createHash('sha256').update('baseplate').digest('hex');
+const round = zlib.inflateSync(zlib.deflateSync(Buffer.from('x'.repeat(100000)))).length;
+const json = JSON.parse(JSON.stringify({ a: [1, 2, { b: 'ü' }] }));
+process.stdout.write(JSON.stringify({ before, after, dropped, digest, round, json, again: m.dropFilePages() > 0 }));
+`;
+
+test("dropFilePages takes the read-only file pages out of the process's resident memory, and the process goes on", { skip: process.platform !== 'linux' && 'Linux only' }, () => {
+  const out = JSON.parse(execFileSync(process.execPath, ['-e', CHILD, memoryTrimLibrary()], { encoding: 'utf8' }));
+  assert.ok(out.dropped > 10 * 1048576, `${out.dropped} bytes of mappings dropped`);
+  assert.ok(out.before - out.after > 5 * 1024, `file-backed resident ${out.before} KiB before, ${out.after} after`);
+  assert.equal(out.digest, createHash('sha256').update('baseplate').digest('hex'));
+  assert.equal(out.round, 100000);
+  assert.deepEqual(out.json, { a: [1, 2, { b: 'ü' }] });
+  assert.equal(out.again, true);
 });

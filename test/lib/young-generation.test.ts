@@ -61,6 +61,34 @@ test('the softer bound from inside: the semi-spaces reach it and stop; after a f
   assert.deepEqual(peaks, [SEMI_SPACE_MIB, SEMI_SPACE_MIB]);
 });
 
+test('held (start-up), the semi-spaces do not grow even within one task; the bound set after lets them grow to it', () => {
+  const code = `
+    const { boundYoungGeneration, holdYoungGeneration, semiSpaceBytes } = await import('./src/lib/young-generation.ts');
+    const mib = () => Math.ceil(semiSpaceBytes() / 1048576);
+    holdYoungGeneration();
+    const held = mib();
+    const live = new Array(32000);
+    let peak = 0;
+    const work = async (yieldEach) => {
+      for (let i = 0, n = 0; i < 400; i++) {
+        for (let k = 0; k < 2000; k++) live[n++ % live.length] = { i, k, s: 'x'.repeat(200) + k };
+        peak = Math.max(peak, mib());
+        if (yieldEach) await new Promise((r) => setImmediate(r));
+      }
+      return peak;
+    };
+    const inTask = await work(false);
+    boundYoungGeneration(${SEMI_SPACE_MIB});
+    console.log(JSON.stringify([held, inTask, await work(true)]));
+  `;
+  const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], { cwd: ROOT, encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  const [held, inTask, bounded] = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as number[];
+  assert.ok(held! < SEMI_SPACE_MIB, `${held} MiB when held`);
+  assert.equal(inTask, held, 'no growth while held, even within one task');
+  assert.equal(bounded, SEMI_SPACE_MIB);
+});
+
 test('stopped, the softer bound lets V8 grow them again', () => {
   assert.ok(semiSpacePeak({ setup: `boundYoungGeneration(${SEMI_SPACE_MIB}).stop();` })[0]! > SEMI_SPACE_MIB);
 });
