@@ -2,6 +2,7 @@
 // worker threads alike.
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
+import { RELEASE_MEMORY } from './sqlite-deadline.ts';
 
 const WAL_SIZE_LIMIT = 4 * 1024 * 1024;
 // (better-sqlite3 takes the entry point as a second argument; its typings omit it)
@@ -46,11 +47,12 @@ export function openConnection(file: string, opts: OpenOptions = {}): Database.D
 
 /**
  * Gives back what a connection opened with the extension needs only while in use: its page cache
- * and its mapping of the WAL index (native/sqlite-deadline.c), until its next statement.
+ * and its mapping of the WAL index (native/sqlite-deadline.c), until its next statement. Through
+ * its deadline setter, whose statement is prepared already.
  */
-export function releaseMemory(db: Database.Database): void {
+export function releaseMemory(db: Database.Database, setDeadline: (ms: number) => void): void {
   try {
-    if (db.open) db.exec('SELECT bp_release_memory()');
+    if (db.open) setDeadline(RELEASE_MEMORY);
   } catch {
     // it runs on its own (setImmediate): a release that fails leaves the memory in use, nothing else
   }

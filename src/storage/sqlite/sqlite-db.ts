@@ -12,6 +12,7 @@ import { tallyRows } from './sqlite-tally.ts';
 import { ASSERTION_CODE } from './sqlite-functions.ts';
 import type { ConnectionStatements, StatementCache } from './sqlite-statement-cache.ts';
 import { deadlineSetter } from './sqlite-deadline.ts';
+import { releaseMemory } from './sqlite-connection.ts';
 
 /** SQLITE_MAX_VARIABLE_NUMBER of better-sqlite3's SQLite (SQLite's default since 3.32) */
 const SQLITE_MAX_PARAMS = 32766;
@@ -132,6 +133,11 @@ export class SqliteDb implements Db {
   ) {
     this.statements = cache.connection(conn, opts.functions);
     this.setDeadline = opts.deadline ? deadlineSetter(conn) : null;
+  }
+
+  /** Gives back the page cache and WAL index mapping of a project file's connection (sqlite-open-files.ts). */
+  releaseMemory(): void {
+    if (this.setDeadline) releaseMemory(this.conn, this.setDeadline);
   }
 
   /** The connection now (another one after a reopen). */

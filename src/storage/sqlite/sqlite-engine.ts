@@ -10,7 +10,7 @@ import { migrate, type Migration } from '../migrate.ts';
 import { platformMigrations, projectMigrations, type SchemaTypes } from '../schema.ts';
 import type Database from 'better-sqlite3';
 import { SqliteDb, type Reopen } from './sqlite-db.ts';
-import { CheckpointQueue, openConnection, projectFile, releaseMemory } from './sqlite-connection.ts';
+import { CheckpointQueue, openConnection, projectFile } from './sqlite-connection.ts';
 import { SqliteWorkerPool } from './sqlite-worker-pool.ts';
 import { HybridDb, InlineBudget } from './sqlite-hybrid-db.ts';
 import { registerSqliteFunctions } from './sqlite-functions.ts';
@@ -141,7 +141,7 @@ export class SqliteEngine implements Engine {
     this.projects = new OpenFiles<SqliteDb>({
       limit: this.maxOpen,
       warm: MAIN_THREAD_WARM,
-      release: (db) => releaseMemory(db.raw),
+      release: (db) => db.releaseMemory(),
       close: (db, projectId) => {
         // closed for the limit: checkpointed, a file opened by no one would be recovered first
         this.checkpoints.forget(db.raw.name);

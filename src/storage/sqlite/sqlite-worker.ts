@@ -30,7 +30,7 @@ const statements = new StatementCache(statementBound(setup.maxConnections));
 const conns = new OpenFiles<Conn>({
   limit: setup.maxConnections,
   warm: WORKER_WARM,
-  release: (c) => releaseMemory(c.db),
+  release: (c) => releaseMemory(c.db, c.setDeadline),
   close: (c) => closeConn(c),
   pinned: (c) => c.db.inTransaction,
   later: (fn) => setImmediate(fn),
