@@ -13,7 +13,7 @@
  * pays two uncontended mutex operations per statement, not a thread wake-up.
  * Set from SQL, per connection:
  *   SELECT bp_set_deadline(ms)   -- ms > 0: now + ms; ms <= 0: no deadline (stops the repeats);
- *                                   ms < 0 also releases the connection's memory (bp_release_memory)
+ *                                   ms < 0 also releases the connection's memory (below)
  * Build with -Wl,-z,nodelete: SQLite unloads an extension when the connection that loaded it
  * closes, and the watchdog thread must never lose its code.
  *
@@ -36,8 +36,7 @@
  * in use).
  *
  * And it gives back what an open connection can do without until its next statement, for files
- * kept open but not in use (sqlite-open-files.ts):
- *   SELECT bp_release_memory()
+ * kept open but not in use (sqlite-open-files.ts), with SELECT bp_set_deadline(-1):
  * - the page cache (sqlite3_db_release_memory): with it goes the cache's first allocation of 20
  *   pages (about 86 KiB), made and touched at the first read; the next statement reads its pages
  *   again from the operating system's cache;
@@ -188,9 +187,9 @@ static void set_deadline(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     disarm(c);
   }
   pthread_mutex_unlock(&lock);
-  /* through the statement each connection keeps prepared for its deadline: a release of its own
-     (SELECT bp_release_memory()) would be parsed and planned at every release, which a thousand
-     projects read at random run once a request (about 7 us of its 270) */
+  /* through the statement each connection keeps prepared for its deadline: a function of its own
+     (SELECT bp_release_memory(), until 2026-11-28) was parsed and planned at every release, which
+     a thousand projects read at random run once a request (about 7 us of its 270) */
   if (ms < 0) release(c->db);
   sqlite3_result_null(ctx);
 }
@@ -377,13 +376,6 @@ static void release(sqlite3 *db) {
 #endif
 }
 
-static void release_memory(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
-  (void)argc;
-  (void)argv;
-  release(sqlite3_context_db_handle(ctx));
-  sqlite3_result_null(ctx);
-}
-
 /* Runs when the connection closes: after this the watchdog never touches the connection again. */
 static void forget(void *arg) {
   Conn *c = arg;
@@ -424,6 +416,5 @@ int sqlite3_sqlitedeadline_init(sqlite3 *db, char **err, const sqlite3_api_routi
   if (sqlite3_create_function(db, "bp_checkpoints_pending", 0, SQLITE_UTF8 | SQLITE_DIRECTONLY, 0, checkpoints_pending, 0, 0) != SQLITE_OK) return SQLITE_ERROR;
   if (sqlite3_create_function(db, "bp_checkpoints_forget", 1, SQLITE_UTF8 | SQLITE_DIRECTONLY, 0, checkpoints_forget, 0, 0) != SQLITE_OK) return SQLITE_ERROR;
 #endif
-  if (sqlite3_create_function(db, "bp_reprepares", 0, SQLITE_UTF8 | SQLITE_DIRECTONLY, 0, reprepares, 0, 0) != SQLITE_OK) return SQLITE_ERROR;
-  return sqlite3_create_function(db, "bp_release_memory", 0, SQLITE_UTF8 | SQLITE_DIRECTONLY, 0, release_memory, 0, 0);
+  return sqlite3_create_function(db, "bp_reprepares", 0, SQLITE_UTF8 | SQLITE_DIRECTONLY, 0, reprepares, 0, 0);
 }
