@@ -15,13 +15,16 @@
  * there (a minor fault), as Android does for idle apps. A page the process has written (copied on
  * write) would come back from the file without what was written, so only these qualify:
  * - pages of a loaded object's segments that are not writable (dl_iterate_phdr, which holds the
- *   loader's lock: no library is loaded or unloaded meanwhile, so no address changes hands), and
- *   not of its RELRO range (relocated, then made read-only);
+ *   loader's lock: no library is unloaded meanwhile, so no address changes hands), and not of its
+ *   RELRO range (relocated, then made read-only);
  * - and, page by page (/proc/self/pagemap), only those present and still the file's: not a copy
  *   (a debugger's or uprobe's breakpoint), and not swapped out (a copy in swap looks like nothing in
  *   the mapping's counters; the first version, which read /proc/self/smaps, dropped such a copy of
  *   a relocated page, and the next call through it crashed the process).
- * Elsewhere than Linux with glibc it does nothing and answers 0.
+ * What no check can exclude is a write between a page's check and its drop by another thread into
+ * a segment it made writable for the time (a library with text relocations being loaded, a
+ * debugger's breakpoint): no loaded object here has text relocations, and a lost breakpoint is a
+ * debugger's loss. Elsewhere than Linux with glibc it does nothing and answers 0.
  *
  * Node-API is a stable C ABI, and the four functions used here are declared below instead of taken
  * from Node's headers, which a machine may lack: only a C compiler is needed, as for the embedded
@@ -39,6 +42,7 @@
 #include <fcntl.h>
 #include <link.h>
 #include <stdint.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <unistd.h>
 #endif
@@ -89,7 +93,10 @@ static void drop_range(struct drop *d, uintptr_t start, uintptr_t end) {
   for (uintptr_t at = start; at < end;) {
     size_t n = (end - at) / d->page < BATCH ? (end - at) / d->page : BATCH;
     ssize_t got = pread(d->pagemap, entries, n * sizeof entries[0], (off_t)(at / d->page * sizeof entries[0]));
-    if (got <= 0) break;
+    if (got <= 0) { /* the rest unread: nothing of it is dropped */
+      if (run) advise(d, run, at);
+      return;
+    }
     n = (size_t)got / sizeof entries[0];
     for (size_t i = 0; i < n; i++, at += d->page) {
       uint64_t e = entries[i];
@@ -105,6 +112,8 @@ static int each_object(struct dl_phdr_info *info, size_t size, void *data) {
   struct drop *d = data;
   uintptr_t relro_start = 0, relro_end = 0, mask = ~(uintptr_t)(d->page - 1);
   (void)size;
+  /* the kernel's own page (vdso): nothing of a file's */
+  if (info->dlpi_addr == (uintptr_t)getauxval(AT_SYSINFO_EHDR)) return 0;
   for (int i = 0; i < info->dlpi_phnum; i++) {
     const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
     if (ph->p_type != PT_GNU_RELRO) continue;
