@@ -89,7 +89,7 @@ export interface Config {
   corsOrigins: readonly string[];
   /** SHUTDOWN_TIMEOUT_MS: on SIGTERM/SIGINT, the longest wait for in-flight work before the process exits anyway */
   shutdownTimeoutMs: number;
-  /** IDLE_GC_MS: after this long without a request, full garbage collections until V8 gives its young generation back (lib/idle-collection.ts; 0: never) */
+  /** IDLE_GC_MS: after this long without a request, full garbage collections until V8 gives its young generation back, then the C heaps' free pages and unused file pages (lib/idle-collection.ts, lib/malloc-trim.ts; also once after start-up; 0: never) */
   idleCollectMs: number;
 }
 
