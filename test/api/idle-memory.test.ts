@@ -21,7 +21,7 @@ async function youngGenerationBytes(server: ServerProcess): Promise<number> {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-test('an idle service collects its garbage and gives the young generation back; one with IDLE_GC_MS=0 keeps it', { concurrency: true }, async (t) => {
+test('an idle service collects its garbage and gives the young generation back; one with IDLE_GC_MS=0 runs no collection of ours', { concurrency: true }, async (t) => {
   const cases = engines.flatMap((kind) => ['1000', '0'].map((idleMs) => [kind, idleMs] as const));
   // side by side: each waits 12 s
   await Promise.all(
@@ -31,6 +31,7 @@ test('an idle service collects its garbage and gives the young generation back; 
         const db = kind === 'postgres' ? await createTestDatabase() : null;
         // with ours off, V8's own idle-time collections (its memory reducer, which may shrink the
         // young generation after a busy spell) are off too: what is left to test is that we run none
+        // (the C heaps are never trimmed)
         const argv = idleMs === '0' ? ['--no-memory-reducer', join(ROOT, 'dist', 'main.js')] : undefined;
         const server = await startServer({ ...(db ? { DATABASE_URL: db.url } : { DATA_DIR: dataDir }), IDLE_GC_MS: idleMs }, 30000, argv);
         try {
@@ -44,9 +45,13 @@ test('an idle service collects its garbage and gives the young generation back; 
           const trimLoaded = () => readFileSync(`/proc/${server.proc.pid}/maps`, 'utf8').includes('memory-trim.node');
           if (process.platform === 'linux' && idleMs !== '0') for (let i = 0; i < 100 && !trimLoaded(); i++) await sleep(100);
           if (process.platform === 'linux') assert.equal(trimLoaded(), idleMs !== '0');
-          const idle = await youngGenerationBytes(server);
-          if (idleMs === '0') assert.equal(idle, busy, 'no collection of ours: V8 keeps what it grew');
-          else assert.ok(idle < busy, `the young generation went from ${busy} to ${idle} bytes`);
+          // with IDLE_GC_MS=0 what shows that none of ours ran is the trim above: V8 may still
+          // shrink the young generation itself, in a full collection it started under the requests
+          // and finishes idle (seen once in a loaded CI run, young generation 8 -> 1 MiB)
+          if (idleMs !== '0') {
+            const idle = await youngGenerationBytes(server);
+            assert.ok(idle < busy, `the young generation went from ${busy} to ${idle} bytes`);
+          }
         } finally {
           await server.stop();
           await db?.drop();
