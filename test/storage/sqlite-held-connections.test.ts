@@ -13,15 +13,14 @@ import { closeSync, existsSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SqliteEngine } from '../../src/storage/sqlite/sqlite-engine.ts';
 import { StoreMissing } from '../../src/storage/engine.ts';
-import { openTestEngine } from '../support/app.ts';
+import { openTestEngine, withTestEngine } from '../support/app.ts';
 
 v8.setFlagsFromString('--expose-gc');
 const gc = vm.runInNewContext('gc') as () => void;
 const tick = () => new Promise((r) => setTimeout(r, 5));
 
 test('[sqlite] a project deleted while a transaction on its held connection awaits: the next statement fails as a missing store (not TypeError)', async () => {
-  const { engine, cleanup } = await openTestEngine('sqlite', { SQLITE_OPEN_PROJECTS: '2', SQLITE_WORKERS: '1' });
-  try {
+  await withTestEngine('sqlite', { SQLITE_OPEN_PROJECTS: '2', SQLITE_WORKERS: '1' }, async ({ engine }) => {
     await engine.createProjectStore('txdropaa');
     const db = await engine.callers('txdropaa');
     await db.run('CREATE TABLE t (v INTEGER)');
@@ -37,10 +36,7 @@ test('[sqlite] a project deleted while a transaction on its held connection awai
         (e) => e,
       );
     assert.ok(err instanceof StoreMissing, `expected StoreMissing, got ${err?.constructor?.name}: ${err?.message}`);
-  } finally {
-    await engine.close();
-    await cleanup();
-  }
+  });
 });
 
 test('[sqlite] engine.close() while a transaction awaits: its next statement fails as a missing store (not TypeError)', async () => {
@@ -67,9 +63,8 @@ test('[sqlite] engine.close() while a transaction awaits: its next statement fai
 });
 
 test('[sqlite] sleeping connections nothing holds are forgotten after GC (no WeakRef map growth)', async () => {
-  const { engine, cleanup } = await openTestEngine('sqlite', { SQLITE_OPEN_PROJECTS: '1', SQLITE_WORKERS: '1' });
-  const sqlite = engine as SqliteEngine;
-  try {
+  await withTestEngine('sqlite', { SQLITE_OPEN_PROJECTS: '1', SQLITE_WORKERS: '1' }, async ({ engine }) => {
+    const sqlite = engine as SqliteEngine;
     const ids = Array.from({ length: 40 }, (_, i) => `gcproj${String(i).padStart(3, '0')}`);
     for (const id of ids) {
       await engine.createProjectStore(id);
@@ -81,15 +76,11 @@ test('[sqlite] sleeping connections nothing holds are forgotten after GC (no Wea
       await new Promise((r) => setTimeout(r, 20));
     }
     assert.equal(sqlite.asleepProjects, 0, 'forgotten once collected');
-  } finally {
-    await engine.close();
-    await cleanup();
-  }
+  });
 });
 
 test('[sqlite] a held connection asleep, its project deleted: the file is not recreated by its next statement or by a new request', async () => {
-  const { engine, config, cleanup } = await openTestEngine('sqlite', { SQLITE_OPEN_PROJECTS: '1', SQLITE_WORKERS: '1' });
-  try {
+  await withTestEngine('sqlite', { SQLITE_OPEN_PROJECTS: '1', SQLITE_WORKERS: '1' }, async ({ engine, config }) => {
     await engine.createProjectStore('resurrect');
     await engine.createProjectStore('otherbbbb');
     const held = await engine.callers('resurrect');
@@ -105,16 +96,12 @@ test('[sqlite] a held connection asleep, its project deleted: the file is not re
     assert.throws(() => held.stamp!(), StoreMissing);
     await assert.rejects(engine.callers('resurrect'), StoreMissing);
     assert.equal(existsSync(file), false, 'not recreated');
-  } finally {
-    await engine.close();
-    await cleanup();
-  }
+  });
 });
 
 test('[sqlite] many projects, limit 1: interleaved held connections, transactions and statements never fail, the limit holds, one connection per file', async () => {
-  const { engine, cleanup } = await openTestEngine('sqlite', { SQLITE_OPEN_PROJECTS: '1', SQLITE_WORKERS: '1' });
-  const sqlite = engine as SqliteEngine;
-  try {
+  await withTestEngine('sqlite', { SQLITE_OPEN_PROJECTS: '1', SQLITE_WORKERS: '1' }, async ({ engine }) => {
+    const sqlite = engine as SqliteEngine;
     const ids = ['mpaaaaaa', 'mpbbbbbb', 'mpcccccc', 'mpdddddd'];
     for (const id of ids) {
       await engine.createProjectStore(id);
@@ -150,10 +137,7 @@ test('[sqlite] many projects, limit 1: interleaved held connections, transaction
     assert.deepEqual(failures, []);
     assert.ok(sqlite.openProjects <= 1, `limit held: ${sqlite.openProjects}`);
     for (const [id, set] of dbs) assert.equal(set.size, 1, `${id}: one SqliteDb`);
-  } finally {
-    await engine.close();
-    await cleanup();
-  }
+  });
 });
 
 test('[sqlite] out of file descriptors (EMFILE) at a reopen is not reported as a deleted project (StoreMissing)', async () => {
@@ -182,9 +166,8 @@ test('[sqlite] out of file descriptors (EMFILE) at a reopen is not reported as a
 });
 
 test('[sqlite] limit 1: held connections woken while another file is in a transaction stay open after everything ended', async () => {
-  const { engine, cleanup } = await openTestEngine('sqlite', { SQLITE_OPEN_PROJECTS: '1', SQLITE_WORKERS: '1' });
-  const sqlite = engine as SqliteEngine;
-  try {
+  await withTestEngine('sqlite', { SQLITE_OPEN_PROJECTS: '1', SQLITE_WORKERS: '1' }, async ({ engine }) => {
+    const sqlite = engine as SqliteEngine;
     const ids = ['dlaaaaaa', 'dlbbbbbb', 'dlcccccc'];
     for (const id of ids) await engine.createProjectStore(id);
     const held = await Promise.all(ids.map((id) => engine.callers(id))); // all but the last asleep now
@@ -202,10 +185,7 @@ test('[sqlite] limit 1: held connections woken while another file is in a transa
     await inTx;
     await new Promise((r) => setTimeout(r, 20));
     assert.equal(sqlite.openProjects, 1, 'idle: back within SQLITE_OPEN_PROJECTS');
-  } finally {
-    await engine.close();
-    await cleanup();
-  }
+  });
 });
 
 test('[sqlite] a project deleted while its file is first being opened: the open keeps nothing, and the deleted project is not served', async () => {

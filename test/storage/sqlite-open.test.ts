@@ -18,7 +18,7 @@ import { DEFAULT_OPEN_PROJECTS, FDS_PER_PROJECT, MAIN_THREAD_WARM, WORKER_OPEN_F
 import { statementBound } from '../../src/storage/sqlite/sqlite-statement-cache.ts';
 import { sqliteDeadlineLibrary } from '../../src/storage/sqlite/sqlite-build.ts';
 import { CheckpointQueue } from '../../src/storage/sqlite/sqlite-connection.ts';
-import { openTestEngine } from '../support/app.ts';
+import { openTestEngine, withTestEngine } from '../support/app.ts';
 
 const PROJECT = 'openproject';
 const SCHEMA_VERSION = projectMigrations(quoteIdent, { ts: '', bool: '', bigint: '', serial: '' }).length;
@@ -155,9 +155,8 @@ test('[sqlite] a project file closed for the open-file limit, or by the engine c
 const SLOW_SUM = 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 300000) SELECT (SELECT count(*) FROM c) AS steps, (SELECT sum(v) FROM t) AS total';
 
 test('[sqlite] SQLITE_OPEN_PROJECTS bounds the open project files; closed ones reopen with their data, on the main thread and in the workers', async () => {
-  const { engine, cleanup } = await openTestEngine('sqlite', { SQLITE_OPEN_PROJECTS: '2', SQLITE_WORKERS: '2' });
-  const sqlite = engine as SqliteEngine;
-  try {
+  await withTestEngine('sqlite', { SQLITE_OPEN_PROJECTS: '2', SQLITE_WORKERS: '2' }, async ({ engine }) => {
+    const sqlite = engine as SqliteEngine;
     const ids = ['p1aaaa', 'p2bbbb', 'p3cccc', 'p4dddd', 'p5eeee'];
     for (const [i, id] of ids.entries()) {
       await engine.createProjectStore(id);
@@ -176,16 +175,12 @@ test('[sqlite] SQLITE_OPEN_PROJECTS bounds the open project files; closed ones r
       }
     }
     assert.ok(sqlite.workersStarted > 0, 'the slow statements ran in workers');
-  } finally {
-    await engine.close();
-    await cleanup();
-  }
+  });
 });
 
 test('[sqlite] a connection the open-file limit closed while a request held it opens again in place at its next statement: no failure, no second connection, the limit kept', async () => {
-  const { engine, cleanup } = await openTestEngine('sqlite', { SQLITE_OPEN_PROJECTS: '1', SQLITE_WORKERS: '1' });
-  const sqlite = engine as SqliteEngine;
-  try {
+  await withTestEngine('sqlite', { SQLITE_OPEN_PROJECTS: '1', SQLITE_WORKERS: '1' }, async ({ engine }) => {
+    const sqlite = engine as SqliteEngine;
     for (const id of ['heldaaaa', 'otherbbb']) {
       await engine.createProjectStore(id);
       await (await engine.project(id)).run('CREATE TABLE t (id INTEGER PRIMARY KEY, v INTEGER)');
@@ -220,10 +215,7 @@ test('[sqlite] a connection the open-file limit closed while a request held it o
     await engine.dropProjectStore('heldaaaa');
     await assert.rejects(held.get('SELECT 1 AS one'), StoreMissing);
     await assert.rejects(engine.callers('heldaaaa'), StoreMissing);
-  } finally {
-    await engine.close();
-    await cleanup();
-  }
+  });
 });
 
 /** KiB of `file` this process has resident through its mappings (Linux), or null: not mapped. */

@@ -81,6 +81,17 @@ export async function openTestEngine(
   return { engine, config, cleanup: () => db.drop() };
 }
 
+/** An engine for the length of `fn`, closed and its store removed after, whatever `fn` does. */
+export async function withTestEngine<T>(kind: EngineName, env: Record<string, string>, fn: (t: { engine: Engine; config: Config }) => Promise<T>): Promise<T> {
+  const { engine, config, cleanup } = await openTestEngine(kind, env);
+  try {
+    return await fn({ engine, config });
+  } finally {
+    await engine.close();
+    await cleanup();
+  }
+}
+
 export async function startTestApp(
   kind: EngineName,
   env: Record<string, string> = {},
