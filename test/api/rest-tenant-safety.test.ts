@@ -83,7 +83,36 @@ await describeEngines('rest passthrough tenant safety', (ctx) => {
     }
     assert.deepEqual(await stored('lockers'), before);
     assert.equal((await d.rest('PATCH', `lockers/${id}`, { key: d.keys.update, body: { pin: '0000' } })).status, 204, 'by id alone it may write');
-    assert.equal((await d.rest('PATCH', `lockers?pin=like.0*`, { key: d.keys.update, body: { pin: '1' } })).status, 200, 'and filter the collection');
+    expectError(await d.rest('PATCH', `lockers?pin=like.0*`, { key: d.keys.update, body: { pin: '1' } }), 403, 'insufficient_permission');
+    assert.equal((await d.rest('PATCH', `lockers?id=in.(${id},999)`, { key: d.keys.update, body: { pin: '1' } })).status, 200, 'and filter the collection by id');
+  });
+
+  test("a key without select can filter and order a collection write by id alone: a post-write check's 403 or a unique violation's 409 would answer a filter on a value", async () => {
+    const table = await d.createTable('safes', [
+      { name: 'owner', type: 'integer', default: '$auth.id' },
+      { name: 'slug', type: 'text', unique: true },
+      { name: 'secret', type: 'text' },
+    ]);
+    const user = await d.endUser();
+    await d.rest('POST', 'safes', { user: user.token, body: [{ slug: 'a', secret: 's3cr3t' }, { slug: 'probe', secret: 'x' }] });
+    assert.equal((await d.policy(table.id, 'ALL', 'owner = $auth.id')).status, 201);
+    const before = await stored('safes');
+    const attempts: Array<[string, string, object | undefined]> = [
+      ['PATCH', 'safes?secret=like.s3*', { owner: 999999 }], // the post-write check fails only if a row matched
+      ['PATCH', 'safes?slug=neq.probe&secret=like.s3*', { slug: 'probe' }], // a unique violation only if a row matched
+      ['PATCH', 'safes?secret=like.zz*', { slug: 'probe' }],
+      ['DELETE', 'safes?secret=like.s3*', undefined],
+      ['PATCH', 'safes?id=gt.0&order=secret&limit=1', { owner: 999999 }],
+      ['DELETE', 'safes?or=(id.eq.1,secret.eq.s3cr3t)', undefined],
+    ];
+    for (const [method, path, body] of attempts) {
+      const key = method === 'PATCH' ? d.keys.update : d.keys.delete;
+      const res = await d.rest(method, path, { key, user: user.token, body });
+      assert.equal(expectError(res, 403, 'insufficient_permission').details.permission, 'select', `${method} ${path}`);
+    }
+    assert.deepEqual(await stored('safes'), before, 'nothing written');
+    const [id] = ids(await d.rest('GET', 'safes?slug=eq.a', { user: user.token }));
+    assert.equal((await d.rest('PATCH', `safes/${id}`, { key: d.keys.update, user: user.token, body: { secret: 'new' } })).status, 204, 'by id alone it may write');
   });
 
   test('PATCH, DELETE and per-row routes touch, count and return only rows the SELECT policies show', async () => {

@@ -6,13 +6,14 @@
 // that pass the SELECT policies too, and returns only rows that pass them after the write. Reading
 // existing values needs the key's `select` permission (PostgreSQL: WHERE and RETURNING need
 // SELECT), so without it a write gets no count and no representation, cannot ask for a single
-// object, and cannot filter a per-row write (whose 404 would answer the filter); it may still
-// filter a write on the collection, whose answer does not depend on what matched.
+// object, and its filter and order may name no column but `id`: whether a filter matched shows in
+// the answer (404, a post-write check's 403, a unique violation's 409), so a filter on a value
+// would read it a character at a time. Ids say only which rows exist, as an insert's 409 does.
 import type { Db, Engine, Sql, SqlParam } from '../../storage/engine.ts';
 import { quoteIdent, UniqueViolation, NotNullViolation, SchemaMismatch } from '../../storage/engine.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { AppError } from '../../errors.ts';
-import { filterToPolicy, parseQuery, parsePrefer, resolveRange, contentRange, type ParsedQuery, type Prefer, type SelectItem } from '../../rest-query/index.ts';
+import { filterToPolicy, parseQuery, parsePrefer, resolveRange, contentRange, type Filter, type ParsedQuery, type Prefer, type SelectItem } from '../../rest-query/index.ts';
 import type { ColumnDef } from '../tables.ts';
 import type { ProjectSchemaCache } from '../project-schema.ts';
 import type { PolicyService } from '../policies.ts';
@@ -90,6 +91,8 @@ const NO_POLICIES = () => null;
 const notSingle = (n: number) => new AppError('not_single', { rows: n });
 const needsSelect = (why: string) => new AppError('insufficient_permission.select', { why });
 
+const namesOnlyId = (f: Filter): boolean => (f.kind === 'cond' ? f.column === 'id' : f.items.every(namesOnlyId));
+
 function where(parts: (Sql | null)[]): Sql {
   const present = parts.filter((p): p is Sql => p !== null);
   if (present.length === 0) return { sql: '', params: [] };
@@ -133,7 +136,7 @@ export class RowService {
       if (!/^[1-9]\d{0,15}$/.test(r.rowId) || !Number.isSafeInteger(Number(r.rowId))) throw new AppError('not_found', { what: 'row' });
       rowId = Number(r.rowId);
     }
-    if (r.method !== 'GET' && r.method !== 'HEAD') this.refuseBlindReads(r, q, rowId, single);
+    if (r.method !== 'GET' && r.method !== 'HEAD') this.refuseBlindReads(r, q, single);
     // a guessed caller reads, or inserts one row, in one statement (insert.ts decides which inserts);
     // another write, or a read of two statements (a count), is not guessed
     if (r.guess && (!['GET', 'HEAD', 'POST'].includes(r.method) || prefer.count === 'exact')) throw new StaleGuess();
@@ -160,14 +163,15 @@ export class RowService {
     }
   }
 
-  /** A single-object write returns the written row, and a per-row write with a filter answers 404
-   * when the row does not match it: both are reads, so without `select` they are refused before any
-   * work (even 406 against 200, or 404 against 204, would tell whether a filter matched). (Counts
-   * and representations are left out of blind writes where they are produced.) */
-  private refuseBlindReads(r: RestRequest, q: ParsedQuery, rowId: number | null, single: boolean): void {
+  /** A single-object write returns the written row, and a write's filter or order on a column
+   * other than `id` reads the values it picks by: without `select` they are refused before any work
+   * (even 406 against 200, 404 against 204 or 409 against 200 would tell whether a filter matched).
+   * (Counts and representations are left out of blind writes where they are produced.) */
+  private refuseBlindReads(r: RestRequest, q: ParsedQuery, single: boolean): void {
     if (permissionsOf(r).has('select')) return;
     if (single) throw needsSelect('A single-object response returns the written row.');
-    if (rowId !== null && q.filter && r.method !== 'POST') throw needsSelect('A filter on a single-row write tells whether the row matches it.');
+    if (q.filter && !namesOnlyId(q.filter)) throw needsSelect("A write's filter on a column other than id reads its values.");
+    if (q.order.some((o) => o.column !== 'id')) throw needsSelect("A write's order on a column other than id reads its values.");
   }
 
   private orderSql(scope: Scope, q: ParsedQuery): string {
