@@ -76,6 +76,17 @@ await describeEngines(
       assert.equal(res.headers['content-range'], '0-0/*');
     });
 
+    test('instants of the first millennium and the last years round-trip exactly: returned, read, written back', async () => {
+      const instants = ['0001-03-04T05:06:07.008Z', '0049-12-31T23:59:59.999Z', '0050-01-01T00:00:00.000Z', '0999-06-15T12:00:00.500Z', '9999-12-31T23:59:59.999Z'];
+      const posted = await d.rest('POST', 'tasks', { body: instants.map((at, i) => ({ title: 'era', tag: `era${i}`, at })) });
+      assert.deepEqual(posted.body.map((r: { at: string }) => r.at), instants);
+      const read = await d.rest('GET', 'tasks?title=eq.era&order=at&select=id,at');
+      assert.deepEqual(read.body.map((r: { at: string }) => r.at), instants);
+      for (const r of read.body) assert.equal((await d.rest('PATCH', `tasks?id=eq.${r.id}`, { body: { at: r.at } })).body[0].at, r.at);
+      assert.equal((await d.rest('GET', 'tasks?title=eq.era&at=lt.0100-01-01&select=at')).body.length, 3);
+      await d.rest('DELETE', 'tasks?title=eq.era');
+    });
+
     const filters: [string, string[]][] = [
       ['priority=eq.2', ['code']],
       ['priority=neq.2', ['spec', 'ship']],

@@ -20,7 +20,7 @@ export const ASSERTION_SQLSTATE = 'BP001';
 // for anything else in the process.
 const INT8 = 20, DATE = 1082, TIMESTAMP = 1114, TIMESTAMPTZ = 1184;
 /** `2026-11-27 01:02:03.123456+00` (a UTC session, years 1000-9999): what `toISOString` gives, from the text alone. */
-const UTC_INSTANT = /^([1-9]\d{3}-\d\d-\d\d) (\d\d:\d\d:\d\d)(?:\.(\d{1,6}))?\+00$/;
+const UTC_INSTANT = /^(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d)(?:\.(\d{1,6}))?\+00$/;
 
 /** A timestamptz as ISO-8601 UTC with milliseconds (cut, as Date cuts them); on every read path, so the common form skips Date. */
 export function instant(v: string): string {
