@@ -235,6 +235,11 @@ const EMAIL = {
     message: 'smtp_username must have at most 320 characters and no line breaks.',
     details: { field: 'smtp_username', reason: 'invalid_format', max: 320 },
   },
+  'validation_failed.emailapi_api_key': {
+    status: 422,
+    message: 'emailapi_api_key must be printable ASCII without spaces (it is sent as an HTTP header).',
+    details: { field: 'emailapi_api_key', reason: 'invalid_format' },
+  },
   'validation_failed.smtp_host_single_label': {
     status: 422,
     message: 'smtp_host must be a fully qualified host name, not a single label.',

@@ -99,7 +99,8 @@ export const EndUserListQuery = Type.Object(
   {
     limit: Type.Optional(Type.String({ maxLength: 10 })),
     offset: Type.Optional(Type.String({ maxLength: 16 })),
-    email: Type.Optional(Type.String({ maxLength: 320 })),
+    // no NUL: PostgreSQL's text cannot hold it
+    email: Type.Optional(Type.String({ maxLength: 320, pattern: '^[^\\u0000]*$' })),
   },
   strict,
 );

@@ -120,6 +120,8 @@ export class EmailConfigService {
       if (plain === undefined) return stored;
       if (plain === '') return null;
       if (charLength(plain) > SECRET_MAX) throw new AppError('validation_failed.secret_too_long', { field, max: SECRET_MAX });
+      // sent as an HTTP header value: a control character would fail every send as "unreachable"
+      if (field === 'emailapi_api_key' && !/^[\x21-\x7e]+$/.test(plain)) throw new AppError('validation_failed.emailapi_api_key');
       return this.secrets.seal(plain, `${projectId}:${field}`);
     };
     const provider = input.provider ?? cur?.provider;

@@ -404,6 +404,8 @@ await describeEngines('end users', (ctx) => {
     ['unknown parameter', 'role=admin'],
     ['repeated limit', 'limit=1&limit=2'],
     ['email over 320', `email=${'a'.repeat(321)}`],
+    ['NUL in email', 'email=a%00b'],
+    ['lone NUL as email', 'email=%00'],
   ];
   for (const [what, qs] of badQueries) {
     test(`list rejects ${what} with 422`, async () => {

@@ -264,6 +264,8 @@ await describeEngines('policy simulator', (ctx, kind) => {
       if (field !== undefined) assert.equal(err.details.field, field, JSON.stringify(body));
     }
     expectError(await t.req('POST', `/projects/${d.pid}/tables/${docs.id}/simulate`, { token: d.owner, rawBody: '{"as":' }), 400, 'invalid_json');
+    // `allowed` is a list, as everywhere else (README, Request bodies)
+    assert.deepEqual(expectError(await simulate({ as, operation: 'ALL' }), 422, 'validation_failed').details.allowed, ['SELECT', 'INSERT', 'UPDATE', 'DELETE']);
     assert.deepEqual(await snapshot(), before);
   });
 

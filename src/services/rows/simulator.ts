@@ -56,7 +56,7 @@ const notApplicable = (field: string, why: string) => new AppError('validation_f
 /** The operation (any case), and the fields that do not fit it refused rather than ignored. */
 function checkInput(input: SimulateInput): SimOperation {
   const op = input.operation.toUpperCase() as SimOperation;
-  if (!SIM_OPERATIONS.includes(op)) throw new AppError('validation_failed.one_of', { field: 'operation', allowed: SIM_OPERATIONS.join(', ') });
+  if (!SIM_OPERATIONS.includes(op)) throw new AppError('validation_failed.one_of', { field: 'operation', allowed: SIM_OPERATIONS });
   if (op === 'INSERT') {
     if (input.values === undefined) throw new AppError('validation_failed.simulated_insert');
     for (const field of ['row_ids', 'filter', 'limit'] as const)
