@@ -54,6 +54,41 @@ await describeEngines('rest passthrough writes', (ctx) => {
     assert.equal((await d.rest('GET', 'notes?slug=like.d*')).body.length, 0);
   });
 
+  test('limit, offset and order bound a PATCH or DELETE to the first rows in that order (PostgREST limited writes), never more', async () => {
+    const rows = (await d.rest('POST', 'notes', { body: [5, 3, 9, 1, 7].map((n, i) => ({ slug: `lim${i}`, n, body: 'lim' })) })).body as { id: number; n: number }[];
+    const bodies = async () => Object.fromEntries(((await d.rest('GET', 'notes?body=like.lim*&select=n,body')).body as { n: number; body: string }[]).map((r) => [r.n, r.body]));
+    const patched = await d.rest('PATCH', 'notes?body=eq.lim&order=n.desc&limit=2', { body: { body: 'lim top' } });
+    assert.deepEqual(patched.body.map((r: { n: number }) => r.n).sort(), [7, 9]);
+    assert.deepEqual(await bodies(), { 1: 'lim', 3: 'lim', 5: 'lim', 7: 'lim top', 9: 'lim top' });
+    const offset = await d.rest('PATCH', 'notes?body=eq.lim&order=n&limit=1&offset=1', { body: { body: 'lim second' }, headers: { prefer: 'count=exact' } });
+    assert.equal(offset.headers['content-range'], '0-0/1');
+    assert.deepEqual(offset.body.map((r: { n: number }) => r.n), [3]);
+    // without an order, ids in order: the first two rows created
+    const byId = await d.rest('DELETE', 'notes?body=like.lim*&limit=2', { headers: { prefer: 'return=representation' } });
+    assert.deepEqual(byId.body.map((r: { id: number }) => r.id), [rows[0]!.id, rows[1]!.id]);
+    assert.deepEqual(await bodies(), { 1: 'lim', 7: 'lim top', 9: 'lim top' }, 'n = 5 and n = 3 were the first two');
+    assert.equal((await d.rest('DELETE', 'notes?body=like.lim*&limit=0', { headers: { prefer: 'count=exact' } })).headers['content-range'], '*/0');
+    expectError(await d.rest('DELETE', 'notes?body=like.lim*&limit=-1'), 400);
+    assert.equal((await d.rest('DELETE', 'notes?body=like.lim*&order=n.desc&limit=1&offset=5', { headers: { prefer: 'count=exact' } })).headers['content-range'], '*/0');
+    assert.equal(Object.keys(await bodies()).length, 3);
+    await d.rest('DELETE', 'notes?body=like.lim*');
+  });
+
+  test('a limited write counts only the rows its caller may see and write: the limit never reaches past the policies', async () => {
+    const table = await d.createTable('limited', [
+      { name: 'owner', type: 'integer', default: '$auth.id' },
+      { name: 'n', type: 'integer' },
+    ]);
+    const alice = await d.endUser();
+    const bob = await d.endUser();
+    await d.rest('POST', 'limited', { user: bob.token, body: [{ n: 1 }, { n: 2 }] });
+    await d.rest('POST', 'limited', { user: alice.token, body: [{ n: 3 }, { n: 4 }] });
+    assert.equal((await d.policy(table.id, 'ALL', 'owner = $auth.id')).status, 201);
+    const res = await d.rest('DELETE', 'limited?n=gt.0&order=n&limit=1', { user: alice.token, headers: { prefer: 'return=representation' } });
+    assert.deepEqual(res.body.map((r: { n: number }) => r.n), [3]);
+    assert.deepEqual((await d.rest('GET', 'limited?order=n&select=n', { user: bob.token })).body, [{ n: 1 }, { n: 2 }]);
+  });
+
   test('per-row routes: GET, PATCH, PUT, DELETE by id', async () => {
     const created = (await d.rest('POST', 'notes', { body: { body: 'row', n: 3, slug: 'row', flag: true } })).body[0];
     const id = created.id;

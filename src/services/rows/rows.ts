@@ -238,7 +238,12 @@ export class RowService {
    * and, since it reads existing values, the SELECT policies. */
   private async target(tx: Db, scope: Scope, q: ParsedQuery, rowId: number | null, op: Operation): Promise<Sql> {
     const id: Sql | null = rowId !== null ? { sql: '"id" = ?', params: [rowId] } : null;
-    return where([id, this.filterSql(scope, q), scope.policy(op), scope.policy('SELECT')]);
+    const w = where([id, this.filterSql(scope, q), scope.policy(op), scope.policy('SELECT')]);
+    if (q.limit === null && q.offset === 0) return w;
+    // PostgREST's limited write: the first rows in the query's order (ids last), never more. The
+    // conditions stay on the outer statement too, so a row changed since the pick is re-checked.
+    const picked = `"id" IN (SELECT "id" FROM ${scope.t}${w.sql}${this.orderSql(scope, q)} LIMIT ? OFFSET ?)`;
+    return { sql: `${w.sql ? `${w.sql} AND` : ' WHERE'} ${picked}`, params: [...w.params, ...w.params, q.limit ?? Number.MAX_SAFE_INTEGER, q.offset] };
   }
 
   /** 404 for a per-row route that touched nothing, 406 for a single object that is not exactly one
