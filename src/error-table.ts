@@ -357,6 +357,17 @@ const ROWS = {
     message: "The json column '{{column}}' cannot be ordered (engines order JSON values differently).",
     details: { column: '{{column}}' },
   },
+  invalid_preference: {
+    status: 400,
+    message: "The preference '{{preference}}' cannot be honoured, and the request asked for handling=strict.",
+    details: { preference: '{{preference}}' },
+    hint: 'Leave it out, or send handling=lenient to have it ignored.',
+  },
+  max_affected_exceeded: {
+    status: 400,
+    message: 'The write would affect {{count}} rows, more than max-affected={{max}}; nothing was written.',
+    details: { max: '{{max}}', count: '{{count}}' },
+  },
   not_single: { status: 406, message: 'JSON object requested, multiple (or no) rows returned.', details: 'The result contains {{rows}} rows' },
   /** a single-object write whose row the caller may not see (Dialect.assertTrue in its RETURNING list) */
   'not_single.hidden': { status: 406, message: 'JSON object requested, multiple (or no) rows returned.', details: 'The result contains 0 rows' },

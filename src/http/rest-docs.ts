@@ -58,7 +58,7 @@ const written = (description?: string) => ({ ...Rows, headers: WriteHeaders, ...
 const nothingReturned = { ...R.NoContent, headers: WriteHeaders };
 
 const READ_ERRORS: ErrorCodes = {
-  400: ['invalid_filter', 'pattern_too_long', 'unknown_column', 'invalid_select', 'invalid_order', 'invalid_param', 'invalid_range', 'query_too_complex', 'unsupported_order'],
+  400: ['invalid_filter', 'pattern_too_long', 'unknown_column', 'invalid_select', 'invalid_order', 'invalid_param', 'invalid_range', 'query_too_complex', 'unsupported_order', 'invalid_preference'],
   403: ['insufficient_permission'],
   404: ['not_found'],
   406: ['not_single'],
@@ -102,20 +102,20 @@ function shape(method: RestMethod, single: boolean): Shape {
         summary: single ? 'Update one row' : 'Update the rows the filters match (a filter is required)',
         body: Type.Record(Type.String(), Type.Unknown(), { description: 'The columns to change' }),
         response: { 200: written(), 204: nothingReturned },
-        errors: { ...WRITE_ERRORS, 400: [...(WRITE_ERRORS[400] ?? []), ...(single ? [] : ['filter_required'])] },
+        errors: { ...WRITE_ERRORS, 400: [...(WRITE_ERRORS[400] ?? []), 'max_affected_exceeded', ...(single ? [] : ['filter_required'])] },
       };
     case 'PUT':
       return {
         summary: 'Replace one row: every writable column (omitted ones get their default or NULL)',
         body: Type.Record(Type.String(), Type.Unknown(), { description: 'The new values' }),
         response: { 200: written(), 204: nothingReturned },
-        errors: WRITE_ERRORS,
+        errors: { ...WRITE_ERRORS, 400: [...(WRITE_ERRORS[400] ?? []), 'max_affected_exceeded'] },
       };
     case 'DELETE':
       return {
         summary: single ? 'Delete one row' : 'Delete the rows the filters match (a filter is required)',
         response: { 204: nothingReturned, 200: written(`The deleted ${one}, with Prefer: return=representation`) },
-        errors: { ...READ_ERRORS, 400: [...(READ_ERRORS[400] ?? []), ...(single ? [] : ['filter_required'])], 403: ['insufficient_permission'], 503: [] },
+        errors: { ...READ_ERRORS, 400: [...(READ_ERRORS[400] ?? []), 'max_affected_exceeded', ...(single ? [] : ['filter_required'])], 403: ['insufficient_permission'], 503: [] },
       };
   }
 }

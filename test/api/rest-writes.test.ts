@@ -89,6 +89,61 @@ await describeEngines('rest passthrough writes', (ctx) => {
     assert.deepEqual((await d.rest('GET', 'limited?order=n&select=n', { user: bob.token })).body, [{ n: 1 }, { n: 2 }]);
   });
 
+  test('Prefer: tx=rollback answers as the write would and writes nothing: POST (one row, many, upsert), PATCH, PUT, DELETE', async () => {
+    await d.rest('POST', 'notes', { body: [{ slug: 'dry1', n: 1 }, { slug: 'dry2', n: 2 }] });
+    const before = await snapshot();
+    const dry = { prefer: 'return=representation, tx=rollback, count=exact' };
+    const one = await d.rest('POST', 'notes', { body: { slug: 'dry3', n: 3 }, headers: dry });
+    assert.equal(one.status, 201);
+    assert.deepEqual(one.body.map((r: { slug: string }) => r.slug), ['dry3']);
+    assert.equal(one.headers['preference-applied'], 'return=representation, count=exact, tx=rollback');
+    assert.equal((await d.rest('POST', 'notes', { body: [{ slug: 'dry4' }, { slug: 'dry5' }], headers: dry })).body.length, 2);
+    const upsert = await d.rest('POST', 'notes?on_conflict=slug', { body: { slug: 'dry1', n: 10 }, headers: { prefer: `${dry.prefer}, resolution=merge-duplicates` } });
+    assert.equal(upsert.body[0].n, 10);
+    const patched = await d.rest('PATCH', 'notes?slug=like.dry*', { body: { n: 99 }, headers: dry });
+    assert.deepEqual([patched.status, patched.headers['content-range'], patched.body.map((r: { n: number }) => r.n)], [200, '0-1/2', [99, 99]]);
+    const [id] = before.filter((r: { slug: string }) => r.slug === 'dry1').map((r: { id: number }) => r.id);
+    assert.equal((await d.rest('PUT', `notes/${id}`, { body: { slug: 'dry1', n: 7 }, headers: dry })).body.n, 7);
+    const deleted = await d.rest('DELETE', 'notes?slug=like.dry*', { headers: dry });
+    assert.equal(deleted.body.length, 2);
+    // a dry run that fails fails as the write would
+    expectError(await d.rest('POST', 'notes', { body: { slug: 'dry2' }, headers: dry }), 409, 'unique_violation');
+    assert.deepEqual(await snapshot(), before, 'nothing written');
+    const committed = await d.rest('POST', 'notes', { body: { slug: 'dry6' }, headers: { prefer: 'return=minimal, tx=commit' } });
+    assert.deepEqual([committed.status, committed.headers['preference-applied']], [201, 'return=minimal, tx=commit']);
+    await d.rest('DELETE', 'notes?slug=like.dry*');
+  });
+
+  test('Prefer: handling=strict refuses what it cannot honour, and max-affected bounds a PATCH or DELETE (PostgREST 13, supabase-js maxAffected())', async () => {
+    await d.rest('POST', 'notes', { body: [{ slug: 'max1', n: 1 }, { slug: 'max2', n: 1 }, { slug: 'max3', n: 2 }] });
+    const before = await snapshot();
+    for (const prefer of ['handling=strict, timezone=UTC', 'handling=strict, count=bogus', 'bogus, handling=strict', 'handling=strict, return=minimal, return=representation']) {
+      const err = expectError(await d.rest('PATCH', 'notes?slug=like.max*', { body: { n: 5 }, headers: { prefer } }), 400, 'invalid_preference');
+      assert.equal(typeof err.details.preference, 'string', prefer);
+      expectError(await d.rest('GET', 'notes', { headers: { prefer } }), 400, 'invalid_preference');
+    }
+    const over = await d.rest('PATCH', 'notes?n=eq.1', { body: { n: 5 }, headers: { prefer: 'handling=strict, max-affected=1' } });
+    assert.deepEqual(expectError(over, 400, 'max_affected_exceeded').details, { max: 1, count: 2 });
+    expectError(await d.rest('DELETE', 'notes?slug=like.max*', { headers: { prefer: 'handling=strict, max-affected=2' } }), 400, 'max_affected_exceeded');
+    assert.deepEqual(await snapshot(), before, 'nothing written');
+    // lenient (the default): unknown preferences and max-affected are ignored, as PostgREST ignores them
+    assert.equal((await d.rest('GET', 'notes?slug=like.max*', { headers: { prefer: 'timezone=UTC, max-affected=0' } })).status, 200);
+    const within = await d.rest('PATCH', 'notes?n=eq.2', { body: { n: 3 }, headers: { prefer: 'handling=strict, max-affected=1, return=minimal' } });
+    assert.deepEqual([within.status, within.headers['preference-applied']], [204, 'return=minimal, max-affected=1']);
+    assert.equal((await d.rest('DELETE', 'notes?slug=like.max*', { headers: { prefer: 'handling=strict, max-affected=3' } })).status, 204);
+  });
+
+  test('count=planned and count=estimated are counted exactly, as count=exact', async () => {
+    await d.rest('POST', 'notes', { body: [{ slug: 'cnt1' }, { slug: 'cnt2' }, { slug: 'cnt3' }] });
+    for (const count of ['planned', 'estimated']) {
+      const res = await d.rest('GET', 'notes?slug=like.cnt*&limit=1', { headers: { prefer: `count=${count}` } });
+      assert.deepEqual([res.headers['content-range'], res.headers['preference-applied']], ['0-0/3', `count=${count}`]);
+      const head = await d.rest('HEAD', 'notes?slug=like.cnt*', { headers: { prefer: `count=${count}` } });
+      assert.equal(head.headers['content-range'], '0-2/3');
+    }
+    await d.rest('DELETE', 'notes?slug=like.cnt*');
+  });
+
   test('per-row routes: GET, PATCH, PUT, DELETE by id', async () => {
     const created = (await d.rest('POST', 'notes', { body: { body: 'row', n: 3, slug: 'row', flag: true } })).body[0];
     const id = created.id;

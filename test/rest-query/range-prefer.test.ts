@@ -55,7 +55,7 @@ test('contentRange', async (t) => {
 });
 
 test('parsePrefer', async (t) => {
-  const none: Prefer = { return: null, count: null, resolution: null, missing: null, applied: [] };
+  const none: Prefer = { return: null, count: null, resolution: null, missing: null, handling: null, tx: null, maxAffected: null, applied: [], rejected: [] };
   const cases: [string, Parameters<typeof parsePrefer>[0], Prefer][] = [
     ['absent', undefined, none],
     ['empty', '', none],
@@ -65,6 +65,7 @@ test('parsePrefer', async (t) => {
       'several, spaced, mixed case',
       ' return = Representation ,count=exact, resolution=merge-duplicates,missing=default',
       {
+        ...none,
         return: 'representation',
         count: 'exact',
         resolution: 'merge-duplicates',
@@ -74,12 +75,18 @@ test('parsePrefer', async (t) => {
     ],
     ['header array', ['count=planned', 'resolution=ignore-duplicates'], { ...none, count: 'planned', resolution: 'ignore-duplicates', applied: ['count=planned', 'resolution=ignore-duplicates'] }],
     ['count=estimated', 'count=estimated', { ...none, count: 'estimated', applied: ['count=estimated'] }],
-    ['first valid wins', 'return=minimal, return=representation', { ...none, return: 'minimal', applied: ['return=minimal'] }],
-    ['invalid value then valid', 'count=bogus, count=exact', { ...none, count: 'exact', applied: ['count=exact'] }],
-    ['unknown preferences ignored', 'tx=rollback, handling=strict, timezone=UTC, params=single-object, foo', none],
-    ['missing=null ignored', 'missing=null', none],
-    ['junk', ';;;,===,return', none],
-    ['__proto__ key', '__proto__=x, constructor=y', none],
+    ['first valid wins', 'return=minimal, return=representation', { ...none, return: 'minimal', applied: ['return=minimal'], rejected: ['return=representation'] }],
+    ['invalid value then valid', 'count=bogus, count=exact', { ...none, count: 'exact', applied: ['count=exact'], rejected: ['count=bogus'] }],
+    [
+      'tx, handling and max-affected (supabase-js rollback() and maxAffected())',
+      'tx=rollback, handling=strict, max-affected=5',
+      { ...none, tx: 'rollback', handling: 'strict', maxAffected: 5, applied: ['tx=rollback', 'handling=strict'] },
+    ],
+    ['unknown preferences rejected', 'timezone=UTC, params=single-object, foo', { ...none, rejected: ['timezone=UTC', 'params=single-object', 'foo'] }],
+    ['max-affected not a count', 'max-affected=-1, max-affected=1.5, max-affected=x', { ...none, rejected: ['max-affected=-1', 'max-affected=1.5', 'max-affected=x'] }],
+    ['missing=null rejected', 'missing=null', { ...none, rejected: ['missing=null'] }],
+    ['junk', ';;;,===,return', { ...none, rejected: [';;;', '===', 'return'] }],
+    ['__proto__ key', '__proto__=x, constructor=y, hasOwnProperty=z', { ...none, rejected: ['__proto__=x', 'constructor=y', 'hasOwnProperty=z'] }],
   ];
   for (const [name, header, want] of cases) await t.test(name, () => assert.deepEqual(parsePrefer(header), want));
 });

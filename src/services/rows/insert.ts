@@ -14,6 +14,7 @@ import { toParam } from '../column-values.ts';
 import { canonicalJson } from '../../lib/jsonb.ts';
 import { checkObject, completeForInsert, idTooLarge, inputOptions, MAX_EXPLICIT_ID, type InputOptions, type RowValues } from './row-input.ts';
 import { rlsViolation, type Returned, type Returning, type Scope, type Written } from './scope.ts';
+import { transact } from './dry-run.ts';
 import { StaleGuess, type CallerGuess } from '../data-plane.ts';
 
 /** Bound parameters in one statement: SQLite's limit (SQLITE_MAX_VARIABLE_NUMBER); PostgreSQL's is 65535. */
@@ -56,6 +57,8 @@ export interface InsertRequest {
   guess: CallerGuess | null;
   /** a single object (CONTRACT §5): a written row the caller may not see fails its statement (406) */
   mustShow: boolean;
+  /** Prefer: tx=rollback: written in a transaction that is rolled back once the answer is known */
+  dryRun: boolean;
 }
 
 /** What the first pass over a body found: the columns it names, and the input positions of rows with and without an explicit id. */
@@ -181,13 +184,13 @@ export class Inserter {
       return batch.placement.written();
     };
     // one slice is one statement (slices are powers of two: three rows are two statements)
-    const oneStatement = req.target === null && plan.explicit.length === 0 && slices(plan.generated, newBatch().rowsPerStatement(generatedBy)).length <= 1;
+    const oneStatement = !req.dryRun && req.target === null && plan.explicit.length === 0 && slices(plan.generated, newBatch().rowsPerStatement(generatedBy)).length <= 1;
     if (req.guess && !(oneStatement && plan.generated.length === 1 && scope.table.columns.length > 0)) throw new StaleGuess();
     if (oneStatement) {
       check(plan.generated.length);
       return run(db);
     }
-    return db.tx(async (tx) => {
+    return transact(db, req.dryRun, async (tx) => {
       const written = await run(tx);
       check(written.count);
       return written;

@@ -24,6 +24,7 @@ import { checkObject, completeForReplace, inputOptions, invalidValue, parseBodyR
 import { Scope, type Operation, type Returning, type Written } from './scope.ts';
 import { Inserter, type InsertRequest } from './insert.ts';
 import { guardedRead } from './guarded-read.ts';
+import { transact } from './dry-run.ts';
 import { StaleGuess, type CallerGuess } from '../data-plane.ts';
 import { maxShownRows, tally, tooManyRows } from './tally.ts';
 
@@ -91,6 +92,10 @@ const NO_POLICIES = () => null;
 const notSingle = (n: number) => new AppError('not_single', { rows: n });
 const needsSelect = (why: string) => new AppError('insufficient_permission.select', { why });
 
+/** `max-affected`, applied as PostgREST 13 applies it: under handling=strict, to PATCH, PUT and DELETE. */
+const maxAffected = (prefer: Prefer, r: RestRequest): number | null =>
+  prefer.handling === 'strict' && r.method !== 'POST' && r.method !== 'GET' && r.method !== 'HEAD' ? prefer.maxAffected : null;
+
 const namesOnlyId = (f: Filter): boolean => (f.kind === 'cond' ? f.column === 'id' : f.items.every(namesOnlyId));
 
 function where(parts: (Sql | null)[]): Sql {
@@ -130,6 +135,7 @@ export class RowService {
     const scope = new Scope(db, table, this.engine, filters, r.auth);
     const q = parseQuery(r.query, [...scope.types].map(([name, type]) => ({ name, type })));
     const prefer = parsePrefer(r.prefer);
+    if (prefer.handling === 'strict' && prefer.rejected.length) throw new AppError('invalid_preference', { preference: prefer.rejected[0] });
     const single = (r.accept ?? '').toLowerCase().includes(OBJECT_MEDIA);
     let rowId: number | null = null;
     if (r.rowId !== null) {
@@ -139,7 +145,7 @@ export class RowService {
     if (r.method !== 'GET' && r.method !== 'HEAD') this.refuseBlindReads(r, q, single);
     // a guessed caller reads, or inserts one row, in one statement (insert.ts decides which inserts);
     // another write, or a read of two statements (a count), is not guessed
-    if (r.guess && (!['GET', 'HEAD', 'POST'].includes(r.method) || prefer.count === 'exact')) throw new StaleGuess();
+    if (r.guess && (!['GET', 'HEAD', 'POST'].includes(r.method) || prefer.count !== null || prefer.tx === 'rollback')) throw new StaleGuess();
     try {
       switch (r.method) {
         case 'GET':
@@ -205,13 +211,14 @@ export class RowService {
       ? await guardedRead(scope.db, guess, p.sql, rest, order)
       : await scope.db.all<Record<string, unknown>>(`SELECT ${p.sql}${rest.sql}`, rest.params);
     const rows = raw.map((x) => scope.decode(x, p.items));
+    // planned and estimated counts are exact too: no estimate is closer, and the statement is bounded as any
     let total: number | null = null;
-    if (prefer.count === 'exact') {
+    if (prefer.count !== null) {
       const c = await scope.db.get<{ n: number }>(`SELECT count(*) AS n FROM ${scope.t}${w.sql}`, w.params);
       total = Number(c?.n ?? 0);
     }
     const headers: Record<string, string> = { 'Content-Range': contentRange(offset, rows.length, total) };
-    if (prefer.count === 'exact') headers['Preference-Applied'] = 'count=exact';
+    if (prefer.count !== null) headers['Preference-Applied'] = `count=${prefer.count}`;
     if (single) {
       if (rows.length !== 1) throw notSingle(rows.length);
       return { status: 200, body: rows[0], headers };
@@ -266,10 +273,11 @@ export class RowService {
    * return: the rows are counted and checked as they are read, and a representation of more than
    * MAX_RETURNED_CELLS values rolls the write back (413).
    */
-  private async touch(tx: Db, scope: Scope, sql: string, params: SqlParam[], ret: Returning, rowId: number | null, single: boolean): Promise<Written> {
+  private async touch(tx: Db, scope: Scope, sql: string, params: SqlParam[], ret: Returning, rowId: number | null, single: boolean, maxAffected: number | null): Promise<Written> {
     const max = ret.items ? maxShownRows(ret.items.length) : 0;
     const t = await tally(tx, sql, params, ret.items ? max + 1 : 0);
     this.finish(t.count, rowId, single);
+    if (maxAffected !== null && t.count > maxAffected) throw new AppError('max_affected_exceeded', { max: maxAffected, count: t.count });
     if (ret.items && t.count > max) throw tooManyRows(t.count, ret.items.length);
     const shown = scope.collect(t.rows, ret).filter((x) => x.row !== null);
     if (single && ret.items) this.finishShown(shown.length);
@@ -282,16 +290,18 @@ export class RowService {
     const canRead = permissionsOf(r).has('select');
     const applied: string[] = [];
     if (prefer.return && (prefer.return !== 'representation' || canRead)) applied.push(`return=${prefer.return}`);
-    if (prefer.count === 'exact' && canRead) applied.push('count=exact');
+    if (prefer.count !== null && canRead) applied.push(`count=${prefer.count}`);
     if (r.method === 'POST' && prefer.resolution) applied.push(`resolution=${prefer.resolution}`);
     if (r.method === 'POST' && prefer.missing) applied.push(`missing=${prefer.missing}`);
+    if (prefer.tx) applied.push(`tx=${prefer.tx}`);
+    if (maxAffected(prefer, r) !== null) applied.push(`max-affected=${prefer.maxAffected}`);
     return applied;
   }
 
   private writeReply(written: Written, prefer: Prefer, r: RestRequest, shape: ReplyShape): RestResponse {
     const headers: Record<string, string> = {};
     const applied = this.applied(prefer, r);
-    if (applied.includes('count=exact')) headers['Content-Range'] = contentRange(0, written.count, written.count);
+    if (prefer.count !== null && applied.includes(`count=${prefer.count}`)) headers['Content-Range'] = contentRange(0, written.count, written.count);
     if (applied.length) headers['Preference-Applied'] = applied.join(', ');
     const empty = { status: shape.status === 201 ? 201 : 204, headers };
     if ((prefer.return ?? shape.defaultReturn) !== 'representation') return empty;
@@ -327,6 +337,7 @@ export class RowService {
       now: this.clock.now(),
       guess: r.guess ?? null,
       mustShow: single && show !== null,
+      dryRun: prefer.tx === 'rollback',
     };
     const plan = this.inserter.plan(scope, req);
     const written = await this.inserter.write(scope.db, scope, req, plan, show, (count) => this.finish(count, null, single));
@@ -353,11 +364,11 @@ export class RowService {
     const p = this.params(scope, values);
     const shape: ReplyShape = { status: 200, defaultReturn: 'representation', single: single || rowId !== null };
     const show = this.show(q, prefer, r, shape);
-    const written = await scope.db.tx(async (tx) => {
+    const written = await transact(scope.db, prefer.tx === 'rollback', async (tx) => {
       const w = await this.target(tx, scope, q, rowId, 'UPDATE');
       const ret = scope.returning('UPDATE', show, true);
       const sets = p.cols.map((c) => `${quoteIdent(c)} = ?`).join(', ');
-      return this.touch(tx, scope, `UPDATE ${scope.t} SET ${sets}${w.sql} RETURNING ${ret.sql}`, [...p.values, ...w.params, ...ret.params], ret, rowId, single);
+      return this.touch(tx, scope, `UPDATE ${scope.t} SET ${sets}${w.sql} RETURNING ${ret.sql}`, [...p.values, ...w.params, ...ret.params], ret, rowId, single, maxAffected(prefer, r));
     });
     return this.writeReply(written, prefer, r, shape);
   }
@@ -366,11 +377,11 @@ export class RowService {
     if (rowId === null && !q.filter) throw new AppError('filter_required.delete');
     const shape: ReplyShape = { status: 200, defaultReturn: 'minimal', single: single || rowId !== null };
     const show = this.show(q, prefer, r, shape);
-    const written = await scope.db.tx(async (tx) => {
+    const written = await transact(scope.db, prefer.tx === 'rollback', async (tx) => {
       const w = await this.target(tx, scope, q, rowId, 'DELETE');
       // the rows returned are the deleted ones, whose values the WHERE clause already checked
       const ret = scope.returning(null, show, false);
-      return this.touch(tx, scope, `DELETE FROM ${scope.t}${w.sql} RETURNING ${ret.sql}`, [...w.params, ...ret.params], ret, rowId, single);
+      return this.touch(tx, scope, `DELETE FROM ${scope.t}${w.sql} RETURNING ${ret.sql}`, [...w.params, ...ret.params], ret, rowId, single, maxAffected(prefer, r));
     });
     return this.writeReply(written, prefer, r, shape);
   }
