@@ -524,9 +524,19 @@ await describeEngines(
       const st = await c.storage.from('avatars').list();
       assert.ok(st.error);
       assert.match(st.error!.message, /Storage.*not supported/);
-      for (const path of ['realtime/v1/websocket?apikey=x&vsn=1.0.0', 'storage/v1/bucket', 'graphql/v1', 'auth/v1/factors', 'auth/v1/authorize?provider=github']) {
-        const res = await t.req('GET', `/${p.pid}/${path}`);
+      for (const path of ['realtime/v1/websocket?apikey=x&vsn=1.0.0', 'storage/v1/bucket', 'graphql/v1', 'auth/v1/factors', 'auth/v1/authorize?provider=github', 'rest/v1/rpc/f']) {
+        const res = await t.req('GET', `/${p.pid}/${path}`, { headers: { apikey: p.key } });
         expectError(res, 404, 'not_supported');
+      }
+      // the auth and data doors check the key first, as their other routes do
+      for (const path of ['auth/v1/factors', 'auth/v1/admin/users', 'rest/v1/rpc/f']) {
+        for (const [pid, headers] of [[p.pid, {}], [p.pid, { apikey: 'f'.repeat(64) }], ['aaaaaaaaaaaaaaaa', { apikey: p.key }]] as const)
+          assert.equal((await t.req('GET', `/${pid}/${path}`, { headers })).status, 401, `${pid}/${path} ${JSON.stringify(headers)}`);
+      }
+      // a feature's name is never read off Object.prototype
+      for (const name of ['constructor', 'toString', '__proto__', 'hasOwnProperty']) {
+        const err = expectError(await t.req('GET', `/${p.pid}/auth/v1/${name}`, { headers: { apikey: p.key } }), 404, 'not_supported');
+        assert.doesNotMatch(err.message, /native code|function/, name);
       }
       const mfa = await c.auth.mfa.listFactors();
       assert.ok(mfa.error || mfa.data, 'listFactors reads the local session only');

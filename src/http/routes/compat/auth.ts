@@ -110,7 +110,7 @@ export function compatAuthRoutes(app: FastifyInstance, dataPlane: DataPlaneServi
   userRoutes(route, users, flows);
   emailRoutes(route, flows);
   verifyRoute(route, flows);
-  otherRoutes(app);
+  otherRoutes(app, dataPlane);
 }
 
 /** signUp, signInWithPassword, signOut */
@@ -307,7 +307,7 @@ function verifyRoute(route: Route, flows: EmailFlowService): void {
   });
 }
 
-function otherRoutes(app: FastifyInstance): void {
+function otherRoutes(app: FastifyInstance, dataPlane: DataPlaneService): void {
   // everything else auth-js can call: said plainly, never a bare "No such route"
   const named: Record<string, string> = {
     authorize: 'OAuth sign-in (signInWithOAuth)',
@@ -328,8 +328,12 @@ function otherRoutes(app: FastifyInstance): void {
       reply.header(API_VERSION_HEADER, API_VERSION);
     },
     handler: async (req) => {
+      // the key first, as on every route of this door: an unknown one, or project, is 401
+      await compatCaller(req, (req.params as { project_id: string }).project_id, dataPlane).catch((err) => {
+        throw toGotrue(err, 'over_request_rate_limit');
+      });
       const rest = ((req.params as { '*'?: string })['*'] ?? '').split('/')[0]!.split('?')[0]!;
-      throw unsupported(named[rest] ?? `The auth endpoint '/${rest.slice(0, 40)}'`, 'Baseplate implements the supabase-js auth calls listed in its README.');
+      throw unsupported(Object.hasOwn(named, rest) ? named[rest]! : `The auth endpoint '/${rest.slice(0, 40)}'`, 'Baseplate implements the supabase-js auth calls listed in its README.');
     },
   });
 }

@@ -36,7 +36,10 @@ export function compatDataRoutes(app: FastifyInstance, dataPlane: DataPlaneServi
     app.route<Rest>({ method, url: '/:project_id/rest/v1/:table', schema, config, handler: rest });
   }
 
-  const fail = (what: string, hint: string) => async () => {
+  // on the data door the key comes first (an unknown one, or project, is 401); storage, realtime
+  // and graphql are no door of Baseplate's, and say so to anyone
+  const fail = (what: string, hint: string, door: boolean) => async (req: FastifyRequest) => {
+    if (door) await compatCaller(req, (req.params as { project_id: string }).project_id, dataPlane);
     throw unsupported(what, hint);
   };
   app.route({
@@ -44,7 +47,7 @@ export function compatDataRoutes(app: FastifyInstance, dataPlane: DataPlaneServi
     url: '/:project_id/rest/v1/rpc/:fn',
     // what Baseplate does not have is refused by name, not documented
     schema: { hide: true, tags, summary: 'supabase.rpc(): 404 not_supported' },
-    handler: fail('rpc (calling database functions)', 'Deploy an edge function and call it with supabase.functions.invoke().'),
+    handler: fail('rpc (calling database functions)', 'Deploy an edge function and call it with supabase.functions.invoke().', true),
   });
 
   type Invoke = { Params: { project_id: string; name: string; '*'?: string } };
@@ -76,7 +79,7 @@ export function compatDataRoutes(app: FastifyInstance, dataPlane: DataPlaneServi
   ];
   for (const [path, what, hint] of features) {
     for (const url of [`/:project_id/${path}/v1`, `/:project_id/${path}/v1/*`]) {
-      app.route({ method: [...ALL], url, schema: { hide: true, tags, summary: `${what}: 404 not_supported` }, handler: fail(what, hint) });
+      app.route({ method: [...ALL], url, schema: { hide: true, tags, summary: `${what}: 404 not_supported` }, handler: fail(what, hint, false) });
     }
   }
 }
