@@ -32,12 +32,14 @@ const QUERY = {
 const Headers = (method: RestMethod) =>
   Type.Object({
     Prefer: Text(
-      method === 'GET'
-        ? '`count=exact`: the total in Content-Range'
-        : '`return=minimal|representation`, `count=exact`' + (method === 'POST' ? ', `resolution=merge-duplicates|ignore-duplicates` (upsert), `missing=default`' : ''),
+      (method === 'GET'
+        ? '`count=exact|planned|estimated`: the total in Content-Range'
+        : '`return=minimal|representation`, `count=exact`, `tx=rollback` (a dry run)' +
+          (method === 'POST' ? ', `resolution=merge-duplicates|ignore-duplicates` (upsert), `missing=default`' : ', `max-affected=n` (with handling=strict)')) +
+        '; `handling=strict`: 400 invalid_preference for one that cannot be honoured',
     ),
     ...(method === 'GET' ? { Range: Text('`first-last` rows, e.g. `0-9` (as limit and offset)') } : {}),
-    Accept: Text('`application/vnd.pgrst.object+json`: one object instead of an array (406 not_single unless exactly one row)'),
+    Accept: Text('`application/vnd.pgrst.object+json`: one object instead of an array (406 not_single unless exactly one row)' + (method === 'GET' ? '; `text/csv`: the rows as CSV' : '')),
   });
 
 const Path = (single: boolean) =>
@@ -48,6 +50,7 @@ const Path = (single: boolean) =>
   });
 
 const Rows = Type.Union([Type.Array(R.Row), R.Row], { description: 'The rows (an array), or one object with Accept: application/vnd.pgrst.object+json or on /{table}/{id}' });
+const CsvRows = Type.String({ description: 'With Accept: text/csv: a header line of the selected names, then a line a row (RFC 4180; NULL is an empty field)' });
 const ContentRange = { 'Content-Range': { type: 'string', description: '`first-last/total`, e.g. `0-9/123` (`*` for the total without Prefer: count=exact)' } };
 /** A write's answer: the total it touched with Prefer: count=exact, and the preferences applied. */
 const WriteHeaders = {
@@ -87,7 +90,7 @@ function shape(method: RestMethod, single: boolean): Shape {
     case 'GET':
       return {
         summary: single ? 'Read one row' : 'Read rows (filters, select, order, paging)',
-        response: { 200: { ...Rows, headers: ContentRange } },
+        response: { 200: single ? { ...Rows, headers: ContentRange } : { description: Rows.description, headers: ContentRange, content: { 'application/json': { schema: Rows }, 'text/csv': { schema: CsvRows } } } },
         errors: { ...READ_ERRORS, 416: ['range_not_satisfiable'] },
       };
     case 'POST':

@@ -76,6 +76,22 @@ await describeEngines(
       assert.equal(res.headers['content-range'], '0-0/*');
     });
 
+    test('Accept: text/csv answers the rows as CSV: a header line, quoting where needed, NULL empty, JSON as text', async () => {
+      const res = await d.rest('GET', 'tasks?select=title,done,n:priority,due,meta&tag=in.(spec,code,ship)&order=priority', { headers: { accept: 'text/csv' } });
+      assert.equal(res.status, 200);
+      assert.equal(res.headers['content-type'], 'text/csv; charset=utf-8');
+      assert.equal(res.headers['content-range'], '0-2/*');
+      assert.equal(res.body, ['title,done,n,due,meta', 'Write spec,,1,2026-01-31,"{""a"":1}"', 'write code,true,2,2026-02-28,"[1,2]"', 'Ship it,,3,,', ''].join('\n'));
+      const empty = await d.rest('GET', 'tasks?select=title&tag=eq.none', { headers: { accept: 'text/csv' } });
+      assert.equal(empty.body, 'title\n');
+      const quoted = await d.rest('GET', `tasks?select=title&tag=eq.pct`, { headers: { accept: 'text/csv', prefer: 'count=exact' } });
+      assert.deepEqual([quoted.body, quoted.headers['content-range']], ['title\n100% done_ok\n', '0-0/1']);
+      await d.rest('POST', 'tasks', { body: { title: ' a, "b"\nc', tag: 'csv', meta: 'x' } });
+      const csv = await d.rest('GET', 'tasks?select=title,meta&tag=eq.csv', { headers: { accept: 'text/csv' } });
+      assert.equal(csv.body, 'title,meta\n" a, ""b""\nc","""x"""\n');
+      await d.rest('DELETE', 'tasks?tag=eq.csv');
+    });
+
     test('instants of the first millennium and the last years round-trip exactly: returned, read, written back', async () => {
       const instants = ['0001-03-04T05:06:07.008Z', '0049-12-31T23:59:59.999Z', '0050-01-01T00:00:00.000Z', '0999-06-15T12:00:00.500Z', '9999-12-31T23:59:59.999Z'];
       const posted = await d.rest('POST', 'tasks', { body: instants.map((at, i) => ({ title: 'era', tag: `era${i}`, at })) });

@@ -163,6 +163,17 @@ await describeEngines(
       assert.deepEqual((await c.from('todos').select('slug').in('slug', ['first', 'third']).ilike('title', '%IR%')).data, [{ slug: 'first' }, { slug: 'third' }]);
       const head = await c.from('todos').select('*', { count: 'exact', head: true });
       assert.equal(head.count, 3);
+      assert.equal((await c.from('todos').select('*', { count: 'planned', head: true })).count, 3);
+      assert.equal((await c.from('todos').select('slug, rank').order('rank').csv()).data, 'slug,rank\nfirst,1\nsecond,2\nthird,3\n');
+      // limited writes, a dry run and max-affected, as supabase-js sends them
+      const dry = await c.from('todos').update({ title: 'dry' }).gte('rank', 1).select('slug').rollback();
+      assert.equal(dry.data?.length, 3);
+      // typed for clients created against PostgREST 13; the call is the same
+      const capped = await (c.from('todos').update({ title: 'capped' }).gte('rank', 1) as any).maxAffected(2);
+      assert.equal(capped.error?.code, 'max_affected_exceeded');
+      const limited = await c.from('todos').update({ title: 'top' }).gte('rank', 1).order('rank', { ascending: false }).limit(1).select('slug');
+      assert.deepEqual(limited.data, [{ slug: 'third' }]);
+      assert.deepEqual((await c.from('todos').select('title').order('rank')).data, [{ title: 'first' }, { title: 'second' }, { title: 'top' }]);
       assert.deepEqual((await c.from('todos').select('slug').eq('slug', 'second').single()).data, { slug: 'second' });
       const none = await c.from('todos').select('slug').eq('slug', 'nope').single();
       assert.equal(none.status, 406);

@@ -25,6 +25,7 @@ import { Scope, type Operation, type Returning, type Written } from './scope.ts'
 import { Inserter, type InsertRequest } from './insert.ts';
 import { guardedRead } from './guarded-read.ts';
 import { transact } from './dry-run.ts';
+import { CSV_MEDIA, toCsv } from './csv.ts';
 import { StaleGuess, type CallerGuess } from '../data-plane.ts';
 import { maxShownRows, tally, tooManyRows } from './tally.ts';
 
@@ -136,7 +137,8 @@ export class RowService {
     const q = parseQuery(r.query, [...scope.types].map(([name, type]) => ({ name, type })));
     const prefer = parsePrefer(r.prefer);
     if (prefer.handling === 'strict' && prefer.rejected.length) throw new AppError('invalid_preference', { preference: prefer.rejected[0] });
-    const single = (r.accept ?? '').toLowerCase().includes(OBJECT_MEDIA);
+    const accept = (r.accept ?? '').toLowerCase();
+    const single = accept.includes(OBJECT_MEDIA);
     let rowId: number | null = null;
     if (r.rowId !== null) {
       if (!/^[1-9]\d{0,15}$/.test(r.rowId) || !Number.isSafeInteger(Number(r.rowId))) throw new AppError('not_found', { what: 'row' });
@@ -150,7 +152,7 @@ export class RowService {
       switch (r.method) {
         case 'GET':
         case 'HEAD':
-          return rowId !== null ? await this.getOne(scope, q, rowId, r.guess) : await this.list(scope, q, prefer, r.range, single, r.guess);
+          return rowId !== null ? await this.getOne(scope, q, rowId, r.guess) : await this.list(scope, q, prefer, r.range, single ? 'object' : accept.includes(CSV_MEDIA) ? 'csv' : 'json', r.guess);
         case 'POST':
           if (rowId !== null) throw new AppError('method_not_allowed.post_row');
           return await this.insert(scope, q, prefer, r, single);
@@ -201,7 +203,7 @@ export class RowService {
     return { sql: out.sql, params: out.params as SqlParam[] };
   }
 
-  private async list(scope: Scope, q: ParsedQuery, prefer: Prefer, rangeHeader: string | undefined, single: boolean, guess?: CallerGuess): Promise<RestResponse> {
+  private async list(scope: Scope, q: ParsedQuery, prefer: Prefer, rangeHeader: string | undefined, media: 'json' | 'object' | 'csv', guess?: CallerGuess): Promise<RestResponse> {
     const { limit, offset } = resolveRange({ limit: q.limit, offset: q.offset, rangeHeader, maxRows: this.maxRows });
     const w = where([this.filterSql(scope, q), scope.policy('SELECT')]);
     const p = scope.projection(q.select);
@@ -219,10 +221,11 @@ export class RowService {
     }
     const headers: Record<string, string> = { 'Content-Range': contentRange(offset, rows.length, total) };
     if (prefer.count !== null) headers['Preference-Applied'] = `count=${prefer.count}`;
-    if (single) {
+    if (media === 'object') {
       if (rows.length !== 1) throw notSingle(rows.length);
       return { status: 200, body: rows[0], headers };
     }
+    if (media === 'csv') return { status: 200, body: toCsv(p.items, rows, (c) => scope.types.get(c) === 'json'), headers: { ...headers, 'Content-Type': `${CSV_MEDIA}; charset=utf-8` } };
     return { status: 200, body: rows, headers };
   }
 
