@@ -12,6 +12,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 const DATA_PLANE = /^\/[a-z2-7]{16}\/(rest|auth|functions)(\/|$|\?)/;
+const FUNCTIONS = /^\/[a-z2-7]{16}\/functions(\/|$|\?)/;
+/** A list of header names (RFC 9110 tokens), as a preflight asks for them */
+const HEADER_LIST = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+(\s*,\s*[!#$%&'*+.^_`|~0-9A-Za-z-]+)*$/;
 const CONTROL_PLANE = /^\/(auth|projects)(\/|$|\?)/;
 const METHODS = 'GET, HEAD, POST, PATCH, PUT, DELETE, OPTIONS';
 const MAX_AGE_S = '86400';
@@ -66,10 +69,24 @@ export function installCors(app: FastifyInstance, controlPlaneOrigins: readonly 
     if (!plane) return reply.callNotFound();
     return reply
       .header('Access-Control-Allow-Methods', METHODS)
-      .header('Access-Control-Allow-Headers', plane.allowHeaders)
+      .header('Access-Control-Allow-Headers', allowedHeaders(plane, req))
+      .header('Vary', 'Origin, Access-Control-Request-Headers')
       .header('Access-Control-Max-Age', MAX_AGE_S)
       .code(204)
       .header('Content-Length', '0')
       .send();
   });
+}
+
+/**
+ * A function reads whatever headers its application sends (an Edge Function answers its own
+ * preflight), so a preflight of a function route is allowed the headers it asks for besides the
+ * data plane's: credentials travel in headers only, never cookies, so allowing a header opens
+ * nothing to another origin that the function does not read itself.
+ */
+function allowedHeaders(plane: Plane, req: FastifyRequest): string {
+  const asked = req.headers['access-control-request-headers'];
+  if (plane !== dataPlane || !FUNCTIONS.test(req.url)) return plane.allowHeaders;
+  if (typeof asked !== 'string' || asked.length > 1024 || !HEADER_LIST.test(asked.trim())) return plane.allowHeaders;
+  return `${plane.allowHeaders}, ${asked.trim().toLowerCase()}`;
 }

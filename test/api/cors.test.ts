@@ -54,6 +54,22 @@ await describeEngines('CORS with the default settings', (ctx) => {
     }
   });
 
+  test("a function route's preflight also allows the headers the application asks for; the other routes keep their list", async () => {
+    const t = ctx();
+    const d = await dataPlane(t);
+    for (const url of [`/${d.pid}/functions/hello`, `/${d.pid}/functions/v1/hello/sub`]) {
+      const pre = await preflight(t, url, EVIL, 'POST', 'authorization, X-Custom-Header, x-trace');
+      assert.equal(pre.status, 204);
+      for (const h of ['authorization', 'apikey', 'x-custom-header', 'x-trace']) assert.ok(list(pre, 'access-control-allow-headers').includes(h), `${url} ${h}`);
+      assert.match(String(pre.headers.vary), /Access-Control-Request-Headers/);
+      // not a header list: the fixed one
+      const odd = await preflight(t, url, EVIL, 'POST', 'x-a\r\nx-b: 1'.replace(/[\r\n]/g, ' '));
+      assert.ok(!list(odd, 'access-control-allow-headers').some((h) => h.startsWith('x-a')), String(odd.headers['access-control-allow-headers']));
+    }
+    const rest = await preflight(t, `/${d.pid}/rest/notes`, EVIL, 'GET', 'x-custom-header');
+    assert.ok(!list(rest, 'access-control-allow-headers').includes('x-custom-header'));
+  });
+
   test('the data plane: answers (errors too) allow any origin and expose Content-Range, Preference-Applied, X-Request-Id, Retry-After', async () => {
     const t = ctx();
     const d = await dataPlane(t);
