@@ -441,6 +441,7 @@ await describeEngines(
       assert.equal(bad.error?.code, 'invalid_redirect_url');
       const both = await c.auth.updateUser({ email: uniqueEmail('x'), password: 'another password' });
       assert.equal(both.error?.status, 422);
+      assert.equal(both.error?.code, 'validation_failed', 'the address is not what is wrong');
       const v = await p.client().auth.verifyOtp({ token_hash: token, type: 'email_change' });
       assert.equal(v.error, null);
       assert.equal(v.data.user?.email, next);

@@ -99,7 +99,7 @@ export function toGotrue(err: unknown, rateLimit: 'over_email_send_rate_limit' |
   let code = GOTRUE_CODES[err.code] ?? err.code;
   if (err.code === 'rate_limited') code = rateLimit;
   else if (err.status === 422 && d?.field === 'password' && (d.reason === 'too_short' || d.reason === 'too_long')) code = 'weak_password';
-  else if (err.status === 422 && (d?.field === 'email' || d?.field === 'new_email') && err.code === 'validation_failed' && d.reason !== 'required') code = 'email_address_invalid';
+  else if (err.status === 422 && (d?.field === 'email' || d?.field === 'new_email') && err.code === 'validation_failed' && d.reason !== 'required' && d.reason !== 'not_allowed') code = 'email_address_invalid';
   return code === err.code ? err : err.withCode(code);
 }
 
