@@ -357,6 +357,11 @@ const ROWS = {
     message: "The json column '{{column}}' cannot be ordered (engines order JSON values differently).",
     details: { column: '{{column}}' },
   },
+  result_too_large: {
+    status: 413,
+    message: 'The rows asked for hold more than the server returns at once (MAX_RESULT_BYTES).',
+    hint: 'Ask for fewer rows (limit) or fewer columns (select).',
+  },
   invalid_preference: {
     status: 400,
     message: "The preference '{{preference}}' cannot be honoured, and the request asked for handling=strict.",

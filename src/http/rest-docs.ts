@@ -65,13 +65,14 @@ const READ_ERRORS: ErrorCodes = {
   403: ['insufficient_permission'],
   404: ['not_found'],
   406: ['not_single'],
+  413: ['result_too_large'],
   422: ['invalid_value'],
 };
 const WRITE_ERRORS: ErrorCodes = {
   ...READ_ERRORS,
   403: ['insufficient_permission', 'rls_violation'],
   409: ['unique_violation', 'id_exhausted'],
-  413: ['too_many_rows'],
+  413: ['too_many_rows', 'result_too_large'],
   415: [],
   422: ['invalid_value', 'invalid_body', 'invalid_on_conflict', 'read_only_column', 'empty_update'],
   503: [],
@@ -118,7 +119,7 @@ function shape(method: RestMethod, single: boolean): Shape {
       return {
         summary: single ? 'Delete one row' : 'Delete the rows the filters match (a filter is required)',
         response: { 204: nothingReturned, 200: written(`The deleted ${one}, with Prefer: return=representation`) },
-        errors: { ...READ_ERRORS, 400: [...(READ_ERRORS[400] ?? []), 'max_affected_exceeded', ...(single ? [] : ['filter_required'])], 403: ['insufficient_permission'], 503: [] },
+        errors: { ...READ_ERRORS, 400: [...(READ_ERRORS[400] ?? []), 'max_affected_exceeded', ...(single ? [] : ['filter_required'])], 403: ['insufficient_permission'], 413: ['too_many_rows', 'result_too_large'], 503: [] },
       };
   }
 }

@@ -16,6 +16,7 @@ export function engineOptions(config: Config): EngineOptions {
     sqliteWorkers: config.sqliteWorkers,
     sqliteWorkerIdleMs: config.sqliteWorkerIdleMs,
     sqliteOpenProjects: config.sqliteOpenProjects,
+    maxResultBytes: config.maxResultBytes,
   };
 }
 
@@ -37,12 +38,14 @@ export async function openEngine(opts: {
   sqliteWorkerIdleMs?: number;
   /** project files the embedded engine keeps open (null: its default) */
   sqliteOpenProjects?: number | null;
+  /** MAX_RESULT_BYTES (result-budget.ts) */
+  maxResultBytes?: number;
 }): Promise<Engine> {
   const perProject = opts.projectConcurrency ?? undefined;
   // each engine (and its driver: pg alone is about 13 MiB) is loaded only when it is the one used
   if (opts.databaseUrl) {
     const { PostgresEngine } = await import('./postgres/postgres-engine.ts');
-    return PostgresEngine.open(opts.databaseUrl, { ...opts.postgres, statementTimeoutMs: opts.statementTimeoutMs, perProject });
+    return PostgresEngine.open(opts.databaseUrl, { ...opts.postgres, statementTimeoutMs: opts.statementTimeoutMs, perProject, maxResultBytes: opts.maxResultBytes });
   }
   const { SqliteEngine } = await import('./sqlite/sqlite-engine.ts');
   return SqliteEngine.open({
@@ -52,5 +55,6 @@ export async function openEngine(opts: {
     workerIdleMs: opts.sqliteWorkerIdleMs,
     perProject,
     maxOpenProjects: opts.sqliteOpenProjects ?? undefined,
+    maxResultBytes: opts.maxResultBytes,
   });
 }

@@ -7,7 +7,7 @@
 import { createRequire } from 'node:module';
 import type Pg from 'pg';
 
-export type { Pool, PoolClient, QueryConfig, QueryResultRow } from 'pg';
+export type { Pool, PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg';
 
 function loadPg(): typeof Pg {
   const response = Object.getOwnPropertyDescriptor(globalThis, 'Response');

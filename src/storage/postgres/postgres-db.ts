@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import { pg, type Pool, type PoolClient, type QueryConfig, type QueryResultRow } from './pg-driver.ts';
 import { PreparedNames, type StatementOwner } from './prepared-names.ts';
-import { PreparedRun, shapeOf, type Shape } from './prepared-run.ts';
+import { boundedQuery, PreparedRun, shapeOf, type Shape } from './prepared-run.ts';
 import type { PoolLanes } from './pool-lanes.ts';
 import { AppError } from '../../errors.ts';
 import type { Db, RowFailure, SqlParam } from '../engine.ts';
@@ -210,7 +210,7 @@ class Lease {
    * `name`: run as that prepared statement, if `firstRun` only when this connection holds it
    * already (PgDb.prepares); `owner`: the project it reads (none: the platform's)
    */
-  async query(text: string, values: readonly SqlParam[], opts: { timeoutMs?: number; name?: string; firstRun?: boolean; owner?: StatementOwner } = {}): Promise<Rows> {
+  async query(text: string, values: readonly SqlParam[], opts: { timeoutMs?: number; name?: string; firstRun?: boolean; owner?: StatementOwner; maxBytes?: number } = {}): Promise<Rows> {
     // the protocol counts parameters in 16 bits: pg would send a malformed Bind message
     if (values.length > PG_MAX_PARAMS) throw new AppError('query_too_complex.bound_values', { limit: PG_MAX_PARAMS });
     const config: QueryConfig = { text, values: values as unknown[] };
@@ -220,8 +220,9 @@ class Lease {
     if (opts.name && (!opts.firstRun || names.holds(opts.name))) config.name = names.name(opts.name, opts.owner);
     try {
       const shape = config.name === undefined ? undefined : names.shapeOf(config.name);
-      if (shape && parsedBy(this.client, config.name!)) return await this.again(config, shape);
-      const result = await this.client.query(config);
+      const maxBytes = opts.maxBytes ?? Number.POSITIVE_INFINITY;
+      if (shape && parsedBy(this.client, config.name!)) return await this.again(config, shape, maxBytes);
+      const result = maxBytes === Number.POSITIVE_INFINITY ? await this.client.query(config) : await boundedQuery(this.client, config, maxBytes);
       if (config.name) names.described(config.name, shapeOf(result.fields, resultTypes));
       return result;
     } catch (err) {
@@ -234,8 +235,8 @@ class Lease {
   }
 
   /** A run of a statement this connection ran before: Bind, Execute and Sync only (prepared-run.ts). */
-  private again(config: QueryConfig, shape: Shape): Promise<Rows> {
-    const run = new PreparedRun(config.name!, config.values as SqlParam[], shape);
+  private again(config: QueryConfig, shape: Shape, maxBytes: number): Promise<Rows> {
+    const run = new PreparedRun(config.name!, config.values as SqlParam[], shape, maxBytes);
     Object.assign(run, { query_timeout: (config as { query_timeout?: number }).query_timeout });
     this.client.query(run as never);
     // an error read off the socket, traced back to the statement's caller as pg's own are
@@ -264,6 +265,8 @@ export class PgDb implements Db {
     readonly schema: string,
     private readonly version: number | null = null,
     private readonly lease: Lease | null = null,
+    /** MAX_RESULT_BYTES on this Db's statements (result-budget.ts; the platform's are not bounded) */
+    private readonly maxResultBytes = Number.POSITIVE_INFINITY,
   ) {
     this.owner = schema === PLATFORM_SCHEMA ? undefined : { project: schema, version };
   }
@@ -283,6 +286,7 @@ export class PgDb implements Db {
       name: this.prepares(params, this.lease) ? (this.version === null ? st.name : `${st.name}_${this.version}`) : undefined,
       firstRun: !st.ranBefore,
       owner: this.owner,
+      maxBytes: this.maxResultBytes,
     };
     st.ranBefore = true;
     if (this.lease) return this.lease.query(text, params, opts);
@@ -331,7 +335,7 @@ export class PgDb implements Db {
     const lease = await Lease.acquire(this.lanes, this.owner);
     try {
       await lease.query('BEGIN', []);
-      const result = await fn(new PgDb(this.lanes, this.schema, this.version, lease));
+      const result = await fn(new PgDb(this.lanes, this.schema, this.version, lease, this.maxResultBytes));
       await lease.query('COMMIT', []);
       return result;
     } catch (err) {

@@ -7,7 +7,7 @@ import { migrate } from '../migrate.ts';
 import { platformMigrations, projectMigrations, type SchemaTypes } from '../schema.ts';
 import { ASSERTION_SQLSTATE, PgDb, PLATFORM_SCHEMA, resultTypes, watchPool } from './postgres-db.ts';
 import { FairGate } from '../fair-gate.ts';
-import { DEFAULT_PG_POOL_SIZE } from '../../config.ts';
+import { DEFAULT_MAX_RESULT_BYTES, DEFAULT_PG_POOL_SIZE } from '../../config.ts';
 import { GatedDb } from '../gated-db.ts';
 import { PostgresPolicyCompiler } from './postgres-policy-compiler.ts';
 
@@ -80,6 +80,8 @@ export interface PostgresOptions {
   keepAliveMs?: number;
   /** statements over its tables one project may run at once (default: half the data capacity) */
   perProject?: number;
+  /** MAX_RESULT_BYTES: the most a statement over a project's tables may hand back */
+  maxResultBytes?: number;
 }
 
 // connections kept out of the projects' data statements, for the platform's own short queries
@@ -105,6 +107,8 @@ export class PostgresEngine implements Engine {
     private readonly pool: PoolLanes,
     private readonly pingTimeoutMs: number,
     private readonly gate: FairGate,
+    /** MAX_RESULT_BYTES on statements over a project's schema (result-budget.ts) */
+    private readonly maxResultBytes: number,
   ) {
     this.platform = new PgDb(pool, PLATFORM_SCHEMA);
   }
@@ -140,7 +144,7 @@ export class PostgresEngine implements Engine {
     const poolSize = opts.poolSize ?? DEFAULT_PG_POOL_SIZE;
     const capacity = Math.max(1, poolSize - PLATFORM_RESERVE);
     const gate = new FairGate({ capacity, perKey: opts.perProject ?? Math.ceil(capacity / 2), maxWaitMs: statementTimeoutMs || 30000 });
-    const engine = new PostgresEngine(pool, connectTimeoutMs, gate);
+    const engine = new PostgresEngine(pool, connectTimeoutMs, gate, opts.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES);
     try {
       await migrate(engine.platform, platformMigrations((n) => engine.platform.t(n), TYPES), lockFor(PLATFORM_SCHEMA, true));
     } catch (err) {
@@ -175,7 +179,7 @@ export class PostgresEngine implements Engine {
 
   async project(projectId: string): Promise<Db> {
     await this.ensure(projectId, false);
-    return new PgDb(this.pool, PostgresEngine.schemaOf(projectId));
+    return new PgDb(this.pool, PostgresEngine.schemaOf(projectId), null, null, this.maxResultBytes);
   }
 
   async callers(projectId: string): Promise<Db> {
@@ -188,7 +192,7 @@ export class PostgresEngine implements Engine {
 
   async data(projectId: string, schemaVersion: number): Promise<Db> {
     await this.ensure(projectId, false);
-    return new GatedDb(new PgDb(this.pool, PostgresEngine.schemaOf(projectId), schemaVersion), this.gate, projectId);
+    return new GatedDb(new PgDb(this.pool, PostgresEngine.schemaOf(projectId), schemaVersion, null, this.maxResultBytes), this.gate, projectId);
   }
 
   async dropProjectStore(projectId: string): Promise<void> {

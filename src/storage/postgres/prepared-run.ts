@@ -8,8 +8,9 @@
 // the statement ("cached plan must not change result type") rather than answer in another shape.
 // pg runs this as any query of its own (client.query with an object that has `submit`): in its
 // queue, under its read timeout, and its connection's messages are handed to the handlers below.
-import { pg, type QueryResultRow } from './pg-driver.ts';
+import { pg, type QueryConfig, type QueryResult, type QueryResultRow } from './pg-driver.ts';
 import type { SqlParam } from '../engine.ts';
+import { resultTooLarge } from '../result-budget.ts';
 
 /** A statement's rows as its run through pg described them. */
 export interface Shape {
@@ -51,7 +52,7 @@ export class PreparedRun {
   /** pg's completion call: set before the run is queued, since pg wraps it with its read timeout */
   callback: (err: Error | null, result?: PreparedRun) => void;
   readonly done: Promise<PreparedRun>;
-  /** a value the parsers refused: reported once the server is done with the statement */
+  /** a value the parsers refused, or rows past the budget: reported once the server is done with the statement */
   private failed: Error | null = null;
   private readonly values: (string | Buffer | null)[];
 
@@ -60,6 +61,8 @@ export class PreparedRun {
     private readonly statement: string,
     values: readonly SqlParam[],
     private readonly shape: Shape,
+    /** MAX_RESULT_BYTES left for the rows (result-budget.ts); the rest are read and dropped */
+    private left: number,
   ) {
     this.values = values.map(prepareValue);
     let settle!: (err: Error | null, result?: PreparedRun) => void;
@@ -85,6 +88,12 @@ export class PreparedRun {
 
   handleDataRow(msg: { fields: (string | null)[] }): void {
     if (this.failed) return;
+    this.left -= fieldBytes(msg.fields);
+    if (this.left < 0) {
+      this.failed = resultTooLarge();
+      this.rows.length = 0;
+      return;
+    }
     const { names, parsers, empty } = this.shape;
     const row: QueryResultRow = { ...empty };
     try {
@@ -122,4 +131,52 @@ export class PreparedRun {
     connection.sendCopyFail('No source stream defined');
   }
   handleCopyData(): void {}
+}
+
+/** A row's size as the server sent it: each value's text by length, NULL as 8. */
+function fieldBytes(fields: readonly (string | null)[]): number {
+  let n = 0;
+  for (const f of fields) n += f === null ? 8 : f.length;
+  return n;
+}
+
+/**
+ * A statement's first run on a connection through pg's own query (Parse, Describe, the parsers
+ * pg builds), its rows held within `maxBytes`: past it the rest are read off the socket and
+ * dropped, and the run fails once the server is done with it (pg's own way out of a row it cannot
+ * parse).
+ */
+export function boundedQuery(client: { query(q: unknown): unknown }, config: QueryConfig, maxBytes: number): Promise<QueryResult> {
+  return new Promise((resolve, reject) => {
+    const query = new BoundedQuery(config, maxBytes, (err: Error | null, result?: QueryResult) => (err ? reject(err) : resolve(result!)));
+    // pg reads a submitted query's own read timeout
+    Object.assign(query, { query_timeout: (config as { query_timeout?: number }).query_timeout });
+    client.query(query);
+  });
+}
+
+class BoundedQuery extends (pg.Query as unknown as new (config: QueryConfig, values: undefined, callback: (err: Error | null, result?: QueryResult) => void) => {
+  handleDataRow(msg: { fields: (string | null)[] }): void;
+  _canceledDueToError?: Error;
+  _result?: { rows: unknown[] };
+}) {
+  constructor(
+    config: QueryConfig,
+    private left: number,
+    callback: (err: Error | null, result?: QueryResult) => void,
+  ) {
+    super(config, undefined, callback);
+  }
+
+  override handleDataRow(msg: { fields: (string | null)[] }): void {
+    if (!this._canceledDueToError) {
+      this.left -= fieldBytes(msg.fields);
+      if (this.left < 0) {
+        this._canceledDueToError = resultTooLarge();
+        if (this._result) this._result.rows.length = 0;
+        return;
+      }
+    }
+    super.handleDataRow(msg);
+  }
 }

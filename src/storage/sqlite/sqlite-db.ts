@@ -4,11 +4,12 @@
 // connection never blocks the event loop on another connection's write lock (its busy timeout is
 // 0): it waits for the lock asynchronously (`whenFree`), since worker threads write the same files.
 import type Database from 'better-sqlite3';
-import type { Db, RowFailure, SqlParam } from '../engine.ts';
+import type { Db, RowFailure, RowTally, SqlParam } from '../engine.ts';
 import { quoteIdent, UniqueViolation, NotNullViolation, QueryTimeout, StorageFull, StoreMissing, SchemaMismatch, ROW_FAILURES } from '../engine.ts';
 import { projectBusy } from '../fair-gate.ts';
 import { AppError } from '../../errors.ts';
 import { tallyRows } from './sqlite-tally.ts';
+import { collectRows, RESULT_TOO_LARGE, resultTooLarge } from '../result-budget.ts';
 import { ASSERTION_CODE } from './sqlite-functions.ts';
 import type { ConnectionStatements, StatementCache } from './sqlite-statement-cache.ts';
 import { deadlineSetter } from './sqlite-deadline.ts';
@@ -35,6 +36,8 @@ export function translateSqliteError(err: unknown): unknown {
     return new UniqueViolation(m ? m[1]!.split('.').pop()! : null);
   }
   if (e?.code === 'SQLITE_INTERRUPT') return new QueryTimeout(); // the statement deadline (sqlite-deadline.ts)
+  // from a worker thread, where the rows were read (an AppError does not cross threads)
+  if (e?.code === RESULT_TOO_LARGE) return resultTooLarge();
   // a write's own check failed (Dialect.assertTrue); the statement left nothing
   if (e?.code === ASSERTION_CODE && ROW_FAILURES.has(e.message ?? '')) return new AppError(e.message as RowFailure);
   // more parameters than SQLITE_MAX_VARIABLE_NUMBER (the table's policies are bound at each use)
@@ -106,6 +109,8 @@ export interface SqliteDbOptions {
   reopen?: Reopen;
   /** registers the engine's SQL functions on the connection, when a statement first needs one */
   functions?: (db: Database.Database) => void;
+  /** MAX_RESULT_BYTES: the most a statement's rows may hold (a project file's connection) */
+  maxResultBytes?: number;
 }
 
 export class SqliteDb implements Db {
@@ -247,7 +252,7 @@ export class SqliteDb implements Db {
       runBestEffort: (sql, params = []) => this.statement(sql, params, 'run', probe).then(() => undefined),
       tx: (fn) => this.transaction(fn, probe),
       // outside a transaction: it waits for one of this connection's, as every statement does
-      tally: (sql, params, keep) => this.whenFree(() => tallyRows(this.bounded(probe, () => this.prepare(sql).iterate(...toSqlite(params)) as Iterable<Row>), keep)),
+      tally: (sql, params, keep) => this.whenFree(() => this.tallyNow(sql, params, keep, probe)),
     };
   }
 
@@ -266,8 +271,18 @@ export class SqliteDb implements Db {
       run: async (sql, params = []) => run(sql, params, 'run') as never,
       runBestEffort: async (sql, params = []) => void run(sql, params, 'run'),
       tx: (fn) => fn(this.inside(probe)),
-      ...(probe && { tally: async (sql, params, keep) => this.inTx(() => tallyRows(this.bounded(probe, () => this.prepare(sql).iterate(...toSqlite(params)) as Iterable<Row>), keep)) }),
+      ...(probe && { tally: async (sql, params, keep) => this.inTx(() => this.tallyNow(sql, params, keep, probe)) }),
     };
+  }
+
+  /** Db.tally within the probe's allowance: the rows are read, and counted, under the deadline. */
+  private tallyNow(sql: string, params: readonly SqlParam[], keep: number, probe: InlineProbe): RowTally {
+    return this.bounded(probe, () => tallyRows(this.prepare(sql).iterate(...toSqlite(params)) as Iterable<Row>, keep, this.maxResultBytes));
+  }
+
+  /** MAX_RESULT_BYTES on a project file's statements (result-budget.ts); the platform's are not bounded */
+  private get maxResultBytes(): number {
+    return this.opts.maxResultBytes ?? Number.POSITIVE_INFINITY;
   }
 
   private inTx<T>(op: () => T): T {
@@ -287,7 +302,8 @@ export class SqliteDb implements Db {
   private exec(sql: string, params: readonly SqlParam[], mode: Mode, probe: InlineProbe | null): unknown {
     const st = this.prepare(sql);
     const args = toSqlite(params);
-    return probe ? this.bounded(probe, () => execute(st, args, mode)) : execute(st, args, mode);
+    const max = this.maxResultBytes;
+    return probe ? this.bounded(probe, () => execute(st, args, mode, max)) : execute(st, args, mode, max);
   }
 
   /** Runs `op` (one statement, read to its end) within the probe's allowance. */
@@ -297,9 +313,7 @@ export class SqliteDb implements Db {
     this.setDeadline!(ms);
     const t0 = performance.now();
     try {
-      const out = op();
-      // an iterator runs when read: read it here, under the deadline
-      return (isIterable(out) ? [...out] : out) as T;
+      return op();
     } finally {
       this.setDeadline!(0);
       probe.spent(performance.now() - t0);
@@ -386,9 +400,8 @@ export class SqliteDb implements Db {
 
 type Row = Record<string, unknown>;
 
-const isIterable = (v: unknown): v is Iterable<unknown> => typeof v === 'object' && v !== null && !Array.isArray(v) && Symbol.iterator in v;
-
-function execute(st: Database.Statement, args: unknown[], mode: Mode): unknown {
+/** One statement run to its end; its rows (mode `all`) within `maxBytes` (result-budget.ts). */
+function execute(st: Database.Statement, args: unknown[], mode: Mode, maxBytes: number): unknown {
   if (mode === 'run') {
     if (st.reader) return { changes: st.all(...args).length };
     return { changes: st.run(...args).changes };
@@ -397,5 +410,6 @@ function execute(st: Database.Statement, args: unknown[], mode: Mode): unknown {
     st.run(...args);
     return mode === 'all' ? [] : undefined;
   }
-  return mode === 'all' ? st.all(...args) : st.get(...args);
+  if (mode === 'get') return st.get(...args);
+  return maxBytes === Number.POSITIVE_INFINITY ? st.all(...args) : collectRows(st.iterate(...args) as Iterable<Row>, maxBytes);
 }

@@ -19,7 +19,7 @@ import { SqlitePolicyCompiler } from './sqlite-policy-compiler.ts';
 import { fileLimit, openProjectLimit, MAIN_THREAD_CACHE_KIB, MAIN_THREAD_WARM, workerOpenFiles } from './sqlite-open-limit.ts';
 import { OpenFiles } from './sqlite-open-files.ts';
 import { statementBound, StatementCache } from './sqlite-statement-cache.ts';
-import { DEFAULT_SQLITE_WORKER_IDLE_MS } from '../../config.ts';
+import { DEFAULT_MAX_RESULT_BYTES, DEFAULT_SQLITE_WORKER_IDLE_MS } from '../../config.ts';
 
 const TYPES: SchemaTypes = { ts: 'TEXT', bool: 'INTEGER', bigint: 'INTEGER', serial: 'INTEGER PRIMARY KEY AUTOINCREMENT' };
 
@@ -84,6 +84,8 @@ export interface SqliteEngineOptions {
   statementTimeoutMs?: number;
   /** SQLITE_WORKER_IDLE_MS: the workers exit after this long without a statement (0: never; default 30 s). */
   workerIdleMs?: number;
+  /** MAX_RESULT_BYTES: the most a statement over project tables may hand back (result-budget.ts) */
+  maxResultBytes?: number;
 }
 
 // the main thread never blocks on another connection's write lock (see sqlite-db.ts)
@@ -130,6 +132,7 @@ export class SqliteEngine implements Engine {
   private readonly projectDir: string;
   private readonly checkpoints: CheckpointQueue;
   private readonly workers: SqliteWorkerPool;
+  private readonly maxResultBytes: number;
   private readonly inline = new InlineBudget();
   private readonly deadlineLibrary = sqliteDeadlineLibrary();
   private readonly maxOpen: number;
@@ -160,6 +163,7 @@ export class SqliteEngine implements Engine {
     this.platform = new SqliteDb(open(join(opts.dataDir, 'platform.db')), this.statements);
     const workers = opts.workers ?? 4;
     const statementTimeoutMs = opts.statementTimeoutMs ?? 30000;
+    this.maxResultBytes = opts.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
     this.workers = new SqliteWorkerPool({
       script: sqliteWorkerScript(),
       deadlineLibrary: this.deadlineLibrary,
@@ -172,6 +176,7 @@ export class SqliteEngine implements Engine {
       perProject: opts.perProject ?? Math.ceil(workers / 2),
       statementTimeoutMs,
       idleMs: opts.workerIdleMs ?? DEFAULT_SQLITE_WORKER_IDLE_MS,
+      maxResultBytes: this.maxResultBytes,
     });
   }
 
@@ -201,7 +206,7 @@ export class SqliteEngine implements Engine {
   private async openFile(projectId: string, create: boolean): Promise<SqliteDb> {
     const file = this.file(projectId);
     if (!create && !existsSync(file)) throw new StoreMissing();
-    const db = new SqliteDb(this.openRaw(file, !create), this.statements, { deadline: true, functions: registerSqliteFunctions, reopen: this.reopen(projectId, file) });
+    const db = new SqliteDb(this.openRaw(file, !create), this.statements, { deadline: true, functions: registerSqliteFunctions, reopen: this.reopen(projectId, file), maxResultBytes: this.maxResultBytes });
     try {
       await migrateFile(db, PROJECT_MIGRATIONS);
       // deleted while its schema was checked: a connection kept now would hold the deleted file

@@ -182,8 +182,8 @@ export class SqliteWorkerPool {
   }
 
   private spawn(): SqlWorker {
-    const { projectDir, maxConnections, deadlineLibrary, busyTimeoutMs } = this.opts;
-    const w = new SqlWorker(pathToFileURL(this.opts.script), { projectDir, maxConnections, deadlineLibrary, busyTimeoutMs });
+    const { projectDir, maxConnections, deadlineLibrary, busyTimeoutMs, maxResultBytes } = this.opts;
+    const w = new SqlWorker(pathToFileURL(this.opts.script), { projectDir, maxConnections, deadlineLibrary, busyTimeoutMs, maxResultBytes });
     this.live.add(w);
     this.started++;
     return w;

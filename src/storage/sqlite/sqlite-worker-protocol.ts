@@ -9,6 +9,8 @@ export interface WorkerSetup {
   busyTimeoutMs: number;
   /** the statement-deadline extension to load into every connection */
   deadlineLibrary: string;
+  /** MAX_RESULT_BYTES: the most a statement's rows may hold (result-budget.ts) */
+  maxResultBytes: number;
 }
 
 export type ToWorker =

@@ -12,6 +12,7 @@ import type { ToWorker, FromWorker, WorkerSetup } from './sqlite-worker-protocol
 import { openConnection, projectFile, releaseMemory } from './sqlite-connection.ts';
 import { deadlineSetter } from './sqlite-deadline.ts';
 import { tallyRows } from './sqlite-tally.ts';
+import { collectRows } from '../result-budget.ts';
 import { registerSqliteFunctions } from './sqlite-functions.ts';
 import { StatementCache, statementBound, type ConnectionStatements } from './sqlite-statement-cache.ts';
 import { OpenFiles } from './sqlite-open-files.ts';
@@ -64,7 +65,8 @@ function query(c: Conn, m: Extract<ToWorker, { t: 'q' }>): unknown {
       st.run(...m.params);
       return m.mode === 'all' ? [] : undefined;
     }
-    return m.mode === 'all' ? st.all(...m.params) : st.get(...m.params);
+    if (m.mode === 'get') return st.get(...m.params);
+    return collectRows(st.iterate(...m.params) as Iterable<Record<string, unknown>>, setup.maxResultBytes);
   } finally {
     c.setDeadline(0);
   }
@@ -75,7 +77,7 @@ function tally(c: Conn, m: Extract<ToWorker, { t: 'tally' }>): RowTally {
   const st = c.statements.prepare(m.sql);
   c.setDeadline(m.timeoutMs);
   try {
-    return tallyRows(st.iterate(...m.params) as Iterable<Record<string, unknown>>, m.keep);
+    return tallyRows(st.iterate(...m.params) as Iterable<Record<string, unknown>>, m.keep, setup.maxResultBytes);
   } finally {
     c.setDeadline(0);
   }
