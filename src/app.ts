@@ -85,6 +85,13 @@ function forgetMissingProjects(app: FastifyInstance, services: Services): void {
 function createServer(config: Config, logger: Logger, metrics: Metrics | null): FastifyInstance {
   return Fastify({
     bodyLimit: config.bodyLimitBytes,
+    // a client that never finishes its request is answered 408 and let go: one that sent its
+    // headers and then a byte now and then otherwise held its connection (and a file descriptor)
+    // for as long as it liked. Node checks every so often: a quarter of the timeout, 250 ms to 30 s.
+    ...(config.requestTimeoutMs > 0 && {
+      requestTimeout: config.requestTimeoutMs,
+      http: { headersTimeout: Math.min(60000, config.requestTimeoutMs), connectionsCheckingInterval: Math.min(30000, Math.max(250, Math.floor(config.requestTimeoutMs / 4))) },
+    }),
     // a hop count trusts the n nearest proxies (the function form of proxy-addr's hop count)
     trustProxy: typeof config.trustProxy === 'number' ? ((_addr: string, hop: number) => hop < (config.trustProxy as number)) : config.trustProxy,
     genReqId: () => randomUUID(),

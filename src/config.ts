@@ -91,6 +91,8 @@ export interface Config {
   corsOrigins: readonly string[];
   /** SHUTDOWN_TIMEOUT_MS: on SIGTERM/SIGINT, the longest wait for in-flight work before the process exits anyway */
   shutdownTimeoutMs: number;
+  /** REQUEST_TIMEOUT_MS: the longest a client may take to send a whole request (0: none) */
+  requestTimeoutMs: number;
   /** IDLE_GC_MS: after this long without a request, full garbage collections until V8 gives its young generation back, then the C heaps' free pages and unused file pages (lib/idle-collection.ts, lib/malloc-trim.ts; also once after start-up; 0: never) */
   idleCollectMs: number;
 }
@@ -245,6 +247,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     metrics: Object.freeze({ enabled: flag(env, 'METRICS', true), token: metricsToken(env.METRICS_TOKEN) }),
     corsOrigins: corsOrigins(env.CORS_ORIGINS),
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 30000, 100, 3600000),
+    requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 60000, 0, 3600000),
     idleCollectMs: int(env, 'IDLE_GC_MS', 5000, 0, 3600000),
   });
 }

@@ -113,3 +113,25 @@ test('a request that reaches the server while it closes: 503 shutting_down in th
   expectFlat(responses[1]!, 503, 'shutting_down');
   assert.equal(responses[1]!.headers['retry-after'], '1');
 });
+
+test('a request whose body trickles in, a byte now and then, is answered 408 request_timeout at REQUEST_TIMEOUT_MS and let go', async () => {
+  const slow = await startTestApp('sqlite', { REQUEST_TIMEOUT_MS: '1000' });
+  try {
+    await slow.app.listen({ port: 0, host: '127.0.0.1' });
+    const slowPort = (slow.app.server.address() as net.AddressInfo).port;
+    const t0 = performance.now();
+    let sent = 0;
+    const [res] = await exchange(slowPort, async (socket) => {
+      socket.write('POST /auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{');
+      // one byte every 200 ms: never idle long, never done
+      const timer = setInterval(() => (socket.writable && sent < 60 ? (socket.write(' '), sent++) : clearInterval(timer)), 200);
+      socket.once('close', () => clearInterval(timer));
+    });
+    const ms = performance.now() - t0;
+    expectFlat(res!, 408, 'request_timeout');
+    assert.ok(ms >= 900 && ms < 5000, `answered after ${ms.toFixed(0)} ms`);
+    assert.ok(sent < 25, `${sent} bytes trickled before the answer`);
+  } finally {
+    await slow.close();
+  }
+});
