@@ -345,6 +345,12 @@ const ROWS = {
     details: { param: '{{param}}', reason: '{{reason}}', limit: '{{limit}}' },
   },
   /** a statement past the engine's bound on parameters: the table's policies (each bound once per use) with the request's filters or body */
+  'query_too_complex.json_contains': {
+    status: 400,
+    message: 'A JSON_CONTAINS of the table\'s policies would compare more than {{max}} values of one row\'s documents (the embedded engine bounds one call).',
+    details: { reason: 'json_contains_too_large', max: '{{max}}' },
+    hint: 'The owner can keep the documents a policy compares small, or compare one field (JSON_EXTRACT) instead.',
+  },
   'query_too_complex.bound_values': {
     status: 400,
     message: 'The query is too large or too complex (too_many_bound_values): with the table\'s row-level security policies it needs more bound values than the database accepts.',

@@ -200,11 +200,46 @@ function scalarEqual(a: JsonValue, b: JsonValue): boolean {
   return false;
 }
 
+/**
+ * The values one JSON_CONTAINS may visit. A candidate's scalars are looked up in a set of the
+ * target's, but containers inside arrays are matched pair by pair, as PostgreSQL does, so two
+ * arrays of many objects cost the product of their lengths: one call, which no statement deadline
+ * interrupts, held its thread for 30 s (a hostile review). Past the budget the call fails.
+ */
+export const CONTAINS_MAX_VISITS = 1_000_000;
+
+/** JSON_CONTAINS past CONTAINS_MAX_VISITS; `code` survives a worker thread's error message */
+export class ContainsTooComplex extends Error {
+  static readonly CODE = 'BP_CONTAINS_TOO_COMPLEX';
+  readonly code = ContainsTooComplex.CODE;
+  constructor() {
+    super(`JSON_CONTAINS visited more than ${CONTAINS_MAX_VISITS} values`);
+  }
+}
+
+/** The visits left to the call in progress (one call at a time per thread: the functions are synchronous). */
+let visitsLeft = 0;
+
+function visit(n: number): void {
+  visitsLeft -= n;
+  if (visitsLeft < 0) throw new ContainsTooComplex();
+}
+
 /** PostgreSQL's `target @> candidate` (JsonbDeepContains), including the top-level scalar-in-array rule. */
 export function jsonContains(target: JsonValue, candidate: JsonValue): boolean {
   const t = isContainer(target) ? target : Object.assign([target], { raw: true });
   const c = isContainer(candidate) ? candidate : Object.assign([candidate], { raw: true });
+  visitsLeft = CONTAINS_MAX_VISITS;
   return deepContains(t, c);
+}
+
+/** A scalar's identity under scalarEqual, or null for one equal to nothing. */
+function scalarKey(v: JsonValue): string | null {
+  if (v === null) return 'n';
+  if (typeof v === 'boolean') return v ? 't' : 'f';
+  if (typeof v === 'string') return `s${v}`;
+  if (typeof v === 'object' && 'num' in v) return `d${numericKey(v.num)}`;
+  return null;
 }
 
 function deepContains(a: JsonValue[] | Map<string, JsonValue>, b: JsonValue[] | Map<string, JsonValue>): boolean {
@@ -212,6 +247,7 @@ function deepContains(a: JsonValue[] | Map<string, JsonValue>, b: JsonValue[] | 
   if (a instanceof Map && b instanceof Map) {
     if (a.size < b.size) return false;
     for (const [k, bv] of b) {
+      visit(1);
       if (!a.has(k)) return false;
       const av = a.get(k)!;
       if (!isContainer(av)) {
@@ -225,10 +261,24 @@ function deepContains(a: JsonValue[] | Map<string, JsonValue>, b: JsonValue[] | 
   const aa = a as JsonValue[] & { raw?: boolean };
   const bb = b as JsonValue[] & { raw?: boolean };
   if (aa.raw && !bb.raw) return false;
+  let scalars: Set<string> | null = null;
   for (const bv of bb) {
+    visit(1);
     if (!isContainer(bv)) {
-      if (!aa.some((av) => !isContainer(av) && scalarEqual(av, bv))) return false;
-    } else if (!aa.some((av) => isContainer(av) && deepContains(av, bv))) return false;
+      scalars ??= scalarsOf(aa);
+      const key = scalarKey(bv);
+      if (key === null || !scalars.has(key)) return false;
+    } else if (!aa.some((av) => isContainer(av) && (visit(1), deepContains(av, bv)))) return false;
   }
   return true;
+}
+
+function scalarsOf(values: readonly JsonValue[]): Set<string> {
+  visit(values.length);
+  const out = new Set<string>();
+  for (const v of values) {
+    const key = isContainer(v) ? null : scalarKey(v);
+    if (key !== null) out.add(key);
+  }
+  return out;
 }
