@@ -8,8 +8,12 @@
 FROM node:20-bookworm AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-# npm ci's postinstall step (scripts/build.mjs) builds dist/, build/sqlite-deadline.so and
-# build/memory-trim.node from these
+# what npm ci installs from the context: the console's workspace (its vite builds dist/console/,
+# the owner console) and the API-types tool, a file: dependency
+COPY console ./console
+COPY tools ./tools
+# npm ci's postinstall step (scripts/build.mjs) builds dist/ (with dist/console/),
+# build/sqlite-deadline.so and build/memory-trim.node from these
 COPY scripts ./scripts
 COPY src ./src
 COPY native ./native

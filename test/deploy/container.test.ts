@@ -85,7 +85,13 @@ test('Dockerfile: a build stage and a runtime stage; every file copied from the 
   const copied = build.steps.filter((s) => s.op === 'COPY').flatMap((s) => copyParts(s.args).sources);
   const ci = build.steps.findIndex((s) => s.op === 'RUN' && /\bnpm ci\b/.test(s.args));
   assert.ok(ci > 0, 'the build stage runs npm ci');
-  for (const needed of ['package.json', 'package-lock.json', 'scripts', 'src', 'native']) assert.ok(copied.includes(needed), `the build stage copies ${needed}`);
+  // and what npm ci installs from the context: the workspaces (the console, whose vite the build
+  // needs: without it the image served no console) and the file: dependencies
+  const pkg = JSON.parse(read('package.json')) as { workspaces?: string[]; dependencies?: Record<string, string>; devDependencies?: Record<string, string> };
+  const local = Object.values({ ...pkg.dependencies, ...pkg.devDependencies }).filter((v) => v.startsWith('file:')).map((v) => v.slice(5).split('/')[0]!);
+  const roots = (p: string) => p.replace(/^\.\//, '').split('/')[0]!;
+  for (const needed of ['package.json', 'package-lock.json', 'scripts', 'src', 'native', ...(pkg.workspaces ?? []).map(roots), ...local])
+    assert.ok(copied.map(roots).includes(needed), `the build stage copies ${needed}`);
   assert.match(build.steps[ci]!.args, /npm prune --omit=dev/);
 });
 
