@@ -7,9 +7,11 @@
 // - a project created while the backup runs is left out whole (nothing acknowledged before the
 //   backup began can be in it);
 // - a project deleted while the backup runs is either in it whole (its file was copied before the
-//   server removed it) or left out whole: the server deletes the project's row before its file, so a
-//   file that is gone while the live row is gone too is a deletion, and its row is removed from the
-//   copy. Every project of a backup has its file.
+//   server removed it) or left out whole: the server removes the project's file before its row (so
+//   that a drop that fails leaves a project to delete again, never a store other nodes would go on
+//   serving), so a file that is gone is a deletion under way, or one that did not finish (the row
+//   alone is left, which the owner deletes again): its row is removed from the copy. Every project
+//   of a backup has its file.
 // The project snapshots are taken one after the other, each at its own moment: writes made during
 // the backup may be in one project's copy and not in the platform's (a session, a new account).
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync, renameSync } from 'node:fs';
@@ -44,7 +46,7 @@ async function copyProject(dataDir: string, dir: string, id: string): Promise<bo
     return true;
   } catch (err) {
     rmSync(dest, { force: true });
-    if (!listsProject(join(dataDir, 'platform.db'), id)) return false;
+    if (!existsSync(source) || !listsProject(join(dataDir, 'platform.db'), id)) return false;
     throw new BackupError(`cannot copy project ${id} (${source}): ${(err as Error).message}`);
   }
 }
@@ -74,7 +76,7 @@ async function copyEverything(config: Config, dataDir: string, dir: string, { ve
     say(
       `warning: ${dataDir} has no master.key${config.masterKey ? ' (MASTER_KEY is set)' : ''}: keep the MASTER_KEY the server runs with together with this backup; without it the stored email secrets cannot be read`,
     );
-  for (const id of leftOut) say(`project ${id} was deleted while the backup ran: left out`);
+  for (const id of leftOut) say(`project ${id} was deleted while the backup ran, or its deletion did not finish (its file is gone): left out`);
   return { format: FORMAT, version, engine: 'sqlite', started_at: startedAt, finished_at: new Date().toISOString(), files, left_out: leftOut };
 }
 

@@ -4,27 +4,34 @@
 // migrated on first use, so they are opened here one by one.
 import type { Config } from '../config.ts';
 import { engineOptions, openEngine } from '../storage/open-engine.ts';
-import { StorageFailure, type Engine } from '../storage/engine.ts';
+import { StorageFailure, StoreMissing, type Engine } from '../storage/engine.ts';
 import { databaseTarget } from '../lib/database-target.ts';
 import { parseMasterKey } from '../lib/secret-box.ts';
 
 const cause = (err: unknown) => (err instanceof StorageFailure ? err.why : err instanceof Error ? err.message : String(err));
 
-/** Migrates every project the platform lists; one deleted meanwhile (by a running node) is skipped. */
-async function migrateProjects(engine: Engine): Promise<number> {
+/**
+ * Migrates every project the platform lists. One deleted meanwhile (by a running node) is skipped,
+ * and so is one whose store is gone while its row is left: a deletion that did not finish (the
+ * store goes first, services/projects.ts), which the owner deletes again; there is nothing of it to
+ * migrate.
+ */
+async function migrateProjects(engine: Engine): Promise<{ migrated: number; storeless: string[] }> {
   const projects = engine.platform.t('projects');
   const ids = await engine.platform.all<{ id: string }>(`SELECT id FROM ${projects} ORDER BY id`);
   let migrated = 0;
+  const storeless: string[] = [];
   for (const { id } of ids) {
     try {
       await engine.project(id);
       migrated++;
     } catch (err) {
       if (!(await engine.platform.get(`SELECT 1 AS listed FROM ${projects} WHERE id = ?`, [id]))) continue;
-      throw new Error(`project ${id}: ${cause(err)}`);
+      if (err instanceof StoreMissing) storeless.push(id);
+      else throw new Error(`project ${id}: ${cause(err)}`);
     }
   }
-  return migrated;
+  return { migrated, storeless };
 }
 
 /** Runs the migrations; answers the line that reports them. */
@@ -39,8 +46,9 @@ export async function migrateDatabase(config: Config): Promise<string> {
     throw new Error(`cannot open the database (${target}): ${cause(err)}`);
   }
   try {
-    const projects = await migrateProjects(engine);
-    return `migrated ${target}: the platform and ${projects} project store(s) are up to date`;
+    const { migrated, storeless } = await migrateProjects(engine);
+    const skipped = storeless.length ? `; skipped ${storeless.length} listed project(s) without a store (a deletion that did not finish, or a lost file: delete them again): ${storeless.join(', ')}` : '';
+    return `migrated ${target}: the platform and ${migrated} project store(s) are up to date${skipped}`;
   } finally {
     await engine.close();
   }

@@ -94,9 +94,9 @@ if (engines.includes('sqlite')) {
       lock.exec('UPDATE _bp_meta SET version = version');
       const running = cli(['backup', backupDir], { DATA_DIR: live });
       while (!existsSync(join(backupDir, 'projects'))) await new Promise((r) => setTimeout(r, 10));
-      // as the server deletes a project: its row, then its files; and creates one: its file, then its row
+      // as the server deletes a project: its files, then (not yet: the backup reads the file first)
+      // its row; and creates one: its file, then its row
       const platform = new Database(join(live, 'platform.db'));
-      platform.prepare('DELETE FROM projects WHERE id = ?').run(victim);
       for (const suffix of ['', '-wal', '-shm']) rmSync(join(live, 'projects', `${victim}.db${suffix}`), { force: true });
       writeFileSync(join(live, 'projects', 'zzzznew.db'), '');
       platform.prepare("INSERT INTO projects (id, owner_id, name, created_at, updated_at) SELECT 'zzzznew', owner_id, 'new', created_at, updated_at FROM projects LIMIT 1").run();
@@ -104,7 +104,7 @@ if (engines.includes('sqlite')) {
       lock.close();
       const res = await running;
       assert.equal(res.code, 0, res.stdout + res.stderr);
-      assert.match(res.stderr, new RegExp(`project ${victim} was deleted while the backup ran: left out`));
+      assert.match(res.stderr, new RegExp(`project ${victim} was deleted while the backup ran, or its deletion did not finish \\(its file is gone\\): left out`));
       const manifest = JSON.parse(readFileSync(join(backupDir, 'manifest.json'), 'utf8'));
       assert.deepEqual(manifest.left_out, [victim]);
       assert.deepEqual(readdirSync(join(backupDir, 'projects')).sort(), ids.filter((id) => id !== victim).map((id) => `${id}.db`).sort());
