@@ -71,10 +71,11 @@ async function copyEverything(config: Config, dataDir: string, dir: string, { ve
   checkIntegrity(dir, databases);
   const files: ManifestFile[] = [];
   for (const path of databases) files.push({ path, ...(await digest(join(dir, path))) });
-  if (existsSync(join(dataDir, 'master.key'))) files.push({ path: 'master.key', ...(await copyFile(join(dataDir, 'master.key'), join(dir, 'master.key'), 0o600)) });
+  // the key the server runs with: MASTER_KEY when set (a master.key left beside it is not that key)
+  if (!config.masterKey && existsSync(join(dataDir, 'master.key'))) files.push({ path: 'master.key', ...(await copyFile(join(dataDir, 'master.key'), join(dir, 'master.key'), 0o600)) });
   else
     say(
-      `warning: ${dataDir} has no master.key${config.masterKey ? ' (MASTER_KEY is set)' : ''}: keep the MASTER_KEY the server runs with together with this backup; without it the stored email secrets cannot be read`,
+      `warning: ${config.masterKey ? `MASTER_KEY is set, so the backup holds no key${existsSync(join(dataDir, 'master.key')) ? ` (not the master.key in ${dataDir}, which the server does not use)` : ''}` : `${dataDir} has no master.key`}: keep the MASTER_KEY the server runs with together with this backup; without it the stored email secrets cannot be read`,
     );
   for (const id of leftOut) say(`project ${id} was deleted while the backup ran, or its deletion did not finish (its file is gone): left out`);
   return { format: FORMAT, version, engine: 'sqlite', started_at: startedAt, finished_at: new Date().toISOString(), files, left_out: leftOut };

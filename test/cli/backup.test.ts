@@ -117,6 +117,26 @@ if (engines.includes('sqlite')) {
     }
   });
 
+  test('[sqlite] with MASTER_KEY set, the backup holds no key and says so, also beside a master.key the server does not use', async () => {
+    const parent = mkdtempSync(join(tmpdir(), 'bp-backup-'));
+    const [live, backupDir] = ['live', 'backup'].map((d) => join(parent, d)) as [string, string];
+    try {
+      const key = 'ab'.repeat(32);
+      const server = await startServer({ DATA_DIR: live, MASTER_KEY: key });
+      await register(server.base, 'backup-key@example.com');
+      await server.stop();
+      writeFileSync(join(live, 'master.key'), 'cd'.repeat(32), { mode: 0o600 }); // left from a run without MASTER_KEY
+      const res = await cli(['backup', backupDir], { DATA_DIR: live, MASTER_KEY: key });
+      assert.equal(res.code, 0, res.stderr);
+      assert.match(res.stderr, /MASTER_KEY is set, so the backup holds no key \(not the master\.key in .*, which the server does not use\)/);
+      assert.equal(existsSync(join(backupDir, 'master.key')), false);
+      const manifest = JSON.parse(readFileSync(join(backupDir, 'manifest.json'), 'utf8'));
+      assert.ok(!manifest.files.some((f: { path: string }) => f.path === 'master.key'));
+    } finally {
+      rmSync(parent, { recursive: true, force: true });
+    }
+  });
+
   test('[sqlite] bad input: nothing to back up, a non-empty target, a missing backup, a non-empty DATA_DIR (then --force), damaged files', async () => {
     const parent = mkdtempSync(join(tmpdir(), 'bp-backup-'));
     const [live, backupDir, restored] = ['live', 'backup', 'restored'].map((d) => join(parent, d)) as [string, string, string];
