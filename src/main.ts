@@ -14,6 +14,9 @@ import { boundOldGenerationGrowth, growthFlagGiven } from './lib/old-generation.
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 
+// Files and directories the service creates are its own alone: the embedded engine's databases
+// hold password hashes, tokens and sealed secrets (they were world-readable under the usual 022)
+process.umask(0o077);
 // at info until the configuration names the level
 const log = createLogger('info');
 const warn = (msg: string) => log.warn(msg);

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, unlinkSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -170,6 +170,22 @@ test('[sqlite] migrate names a listed project whose file is missing and skips it
     assert.match(res.stdout, new RegExp(`0 project store\\(s\\) are up to date; skipped 1 listed project\\(s\\) without a store .*: ${projectId}\\n$`));
   } finally {
     await cleanup();
+  }
+});
+
+test('[sqlite] the service keeps its files to itself: data directories 0700, databases and master.key 0600', async () => {
+  const parent = mkdtempSync(join(tmpdir(), 'bp-modes-'));
+  const dataDir = join(parent, 'data');
+  try {
+    const server = await startServer({ DATA_DIR: dataDir, MASTER_KEY: '' });
+    const owner = (await callServer(server.base, 'POST', '/auth/register', { body: { name: 'n', email: 'modes@example.com', password: 'password1' } })).body.token;
+    const projectId = (await callServer(server.base, 'POST', '/projects', { token: owner, body: { name: 'p' } })).body.id;
+    const mode = (p: string) => statSync(join(dataDir, p)).mode & 0o777;
+    for (const dir of ['.', 'projects']) assert.equal(mode(dir), 0o700, dir);
+    for (const file of ['platform.db', 'platform.db-wal', `projects/${projectId}.db`, 'master.key']) if (existsSync(join(dataDir, file))) assert.equal(mode(file), 0o600, file);
+    await server.stop();
+  } finally {
+    rmSync(parent, { recursive: true, force: true });
   }
 });
 
