@@ -136,6 +136,7 @@ const CREDENTIALS = {
   /** a single-use emailed token (magic link, reset, verification, email change) */
   'invalid_token.purpose': { status: 400, message: 'The token is unknown, expired, already used, or not for this action.' },
   missing_token: { status: 401, message: 'A platform token is required (Authorization: Bearer <token>).', headers: bearer },
+  'missing_token.metrics': { status: 401, message: 'The metrics token is required (Authorization: Bearer <METRICS_TOKEN>).', headers: bearer },
   missing_api_key: { status: 401, message: 'A project API key is required (Authorization: Bearer <key>).', headers: bearer },
   invalid_api_key: { status: 401, message: 'The API key is unknown, revoked or expired.', headers: bearer },
   invalid_user_token: { status: 401, message: 'A valid end-user token is required (X-User-Token).', headers: bearer },

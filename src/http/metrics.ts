@@ -19,7 +19,7 @@ function tokenGuard(token: string | null): (request: FastifyRequest) => void {
   const expected = digest(token);
   return (request) => {
     const given = bearer(request);
-    if (given === undefined) throw new AppError('missing_token');
+    if (given === undefined) throw new AppError('missing_token.metrics');
     if (!timingSafeEqual(digest(given), expected)) throw new AppError('invalid_token.credential');
   };
 }

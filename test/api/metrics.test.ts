@@ -298,7 +298,7 @@ for (const kind of engines) {
     const t = await startTestApp(kind, { METRICS_TOKEN: token });
     try {
       const get = (authorization?: string) => t.req('GET', '/metrics', { headers: authorization ? { authorization } : {} });
-      expectError(await get(), 401, 'missing_token');
+      assert.match(expectError(await get(), 401, 'missing_token').message, /METRICS_TOKEN/, 'names the token it wants, not a platform token');
       for (const wrong of [`Bearer ${token.slice(0, -1)}x`, `Bearer ${token}x`, 'Bearer short']) expectError(await get(wrong), 401, 'invalid_token');
       expectError(await get(`Basic ${token}`), 401, 'missing_token');
       const ok = await get(`Bearer ${token}`);
