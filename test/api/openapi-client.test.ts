@@ -76,7 +76,10 @@ export async function run(baseUrl: string, email: string) {
     params: { path: { project_id: project.id, table: table.name }, query: { select: 'id,title', order: 'id.asc', filters: { title: 'like.*one' } }, header: { Prefer: 'count=exact' } },
     querySerializer: { object: { style: 'form', explode: true } },
   });
-  const rows: Row | Row[] = must(read, 'select');
+  // the route answers text/csv too (with Accept: text/csv): a typed client narrows to the JSON rows
+  const body = must(read, 'select');
+  if (typeof body === 'string') throw new Error('CSV without asking for it');
+  const rows: Row | Row[] = body;
 
   // the owner's view of the same rows as that end user, and the simulator's explanation
   const ownerPath = { id: project.id, table_id: table.id };
