@@ -32,7 +32,7 @@ import { installRequestLog, logRequest } from './http/request-log.ts';
 import { idleCollection } from './lib/idle-collection.ts';
 import { releaseIdleMemory } from './lib/malloc-trim.ts';
 import { badJsonText } from './lib/text.ts';
-import { installMetrics, metricsRoute, UNMATCHED_ROUTE } from './http/metrics.ts';
+import { installMetrics, metricsRoute, UNMATCHED_ROUTE, UNPARSED_METHOD } from './http/metrics.ts';
 import type { Metrics } from './lib/metrics.ts';
 import { createLogger, type Logger } from './lib/logger.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './rest-query/values.ts';
@@ -111,7 +111,7 @@ function createServer(config: Config, logger: Logger, metrics: Metrics | null): 
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false } },
     schemaController: { compilersFactory: { buildValidator: lazyValidators() } },
     // the parser's 400/408/431 and the 503 while closing in the flat shape too (installRequestGate)
-    clientErrorHandler,
+    clientErrorHandler: clientErrorHandler((status) => metrics?.httpRequest(UNPARSED_METHOD, UNMATCHED_ROUTE, status, 0)),
     return503OnClosing: false,
   });
 }

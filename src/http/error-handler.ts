@@ -78,19 +78,26 @@ const PARSER_ERRORS: Record<string, 'headers_too_large' | 'request_timeout'> = {
   ERR_HTTP_REQUEST_TIMEOUT: 'request_timeout',
 };
 
-/** Fastify's clientErrorHandler: Node's HTTP parser refused the bytes (or the client was too slow). */
-export function clientErrorHandler(this: FastifyInstance, err: Error & { code?: string }, socket: Duplex): void {
-  if (err.code === 'ECONNRESET' || socket.destroyed) return;
-  // a response of an earlier request on this connection is being written: another would corrupt it
-  const inFlight = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
-  if (answered.has(socket) || !socket.writable || inFlight?.headersSent) {
-    if (!answered.has(socket)) socket.destroy();
-    return;
-  }
-  const reason = (err.code ?? 'unknown').replace(/^HPE_/, '').toLowerCase();
-  const refusal = new AppError(PARSER_ERRORS[err.code ?? ''] ?? 'bad_request.http', { reason });
-  const id = writeRaw(socket, refusal);
-  this.log.debug({ reqId: id, status: refusal.status, code: refusal.code, reason }, 'malformed request refused');
+/**
+ * Fastify's clientErrorHandler: Node's HTTP parser refused the bytes (or the client was too slow).
+ * The refusal is a request answered like any other: one log line (at info, as a 4xx of a route)
+ * and counted (`counted`: the metrics, under no method or route, which the parser never read).
+ */
+export function clientErrorHandler(counted: (status: number) => void) {
+  return function (this: FastifyInstance, err: Error & { code?: string }, socket: Duplex): void {
+    if (err.code === 'ECONNRESET' || socket.destroyed) return;
+    // a response of an earlier request on this connection is being written: another would corrupt it
+    const inFlight = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+    if (answered.has(socket) || !socket.writable || inFlight?.headersSent) {
+      if (!answered.has(socket)) socket.destroy();
+      return;
+    }
+    const reason = (err.code ?? 'unknown').replace(/^HPE_/, '').toLowerCase();
+    const refusal = new AppError(PARSER_ERRORS[err.code ?? ''] ?? 'bad_request.http', { reason });
+    const id = writeRaw(socket, refusal);
+    this.log.info({ reqId: id, status: refusal.status, code: refusal.code, reason }, 'request refused by the HTTP parser');
+    counted(refusal.status);
+  };
 }
 
 /** CONNECT is answered like any other method without a route; without a listener Node would drop the socket. */

@@ -8,6 +8,8 @@ import { AppError } from '../errors.ts';
 import { bearer } from './platform-auth.ts';
 
 export const UNMATCHED_ROUTE = '(unmatched)';
+/** The method label of a request the HTTP parser refused before reading one */
+export const UNPARSED_METHOD = '(unparsed)';
 // the refusals only the answer tells (the rate limits count themselves, in the services)
 const REFUSED_AS: Record<string, Refusal> = { project_busy: 'project_busy', function_busy: 'function_busy' };
 

@@ -71,11 +71,20 @@ after(async () => {
   await t.close();
 });
 
-test('oversized headers: 431 headers_too_large in the flat shape, with a request id', async () => {
+/** baseplate_http_requests_total of the requests the parser refused with `status` */
+async function refusedCount(status: number): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith(`baseplate_http_requests_total{method="(unparsed)",route="(unmatched)",status="${status}"}`));
+  return line ? Number(line.split(' ').pop()) : 0;
+}
+
+test('oversized headers: 431 headers_too_large in the flat shape, with a request id, counted like any answer', async () => {
+  const before = await refusedCount(431);
   const [res, ...more] = await exchange(port, `GET /health HTTP/1.1\r\nHost: x\r\nX-Filler: ${'a'.repeat(20000)}\r\n\r\n`);
   expectFlat(res!, 431, 'headers_too_large');
   assert.equal(res!.headers.connection, 'close');
   assert.equal(more.length, 0);
+  assert.equal(await refusedCount(431), before + 1);
 });
 
 test('malformed request lines and headers: 400 bad_request in the flat shape', async () => {
