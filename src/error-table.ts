@@ -164,6 +164,11 @@ const VALIDATION = {
   'validation_failed.empty': { status: 422, message: 'The {{what}} must not be empty.', details: field('empty') },
   'validation_failed.too_short': { status: 422, message: 'The {{what}} must have at least {{min}} characters.', details: { ...field('too_short'), min: '{{min}}' } },
   'validation_failed.too_long': { status: 422, message: 'The {{what}} must have at most {{max}} characters.', details: { ...field('too_long'), max: '{{max}}' } },
+  'validation_failed.secret_unreadable': {
+    status: 422,
+    message: "The stored {{field}} cannot be opened with this server's MASTER_KEY (it was sealed under another key): set it again.",
+    details: field('unreadable'),
+  },
   'validation_failed.secret_too_long': { status: 422, message: '{{field}} must have at most {{max}} characters.', details: { ...field('too_long'), max: '{{max}}' } },
   'validation_failed.invalid_email': { status: 422, message: 'The {{field}} is not a valid email address.', details: field('invalid_email') },
   'validation_failed.not_email': { status: 422, message: '{{field}} must be an email address.', details: field('invalid_format') },

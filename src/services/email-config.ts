@@ -4,7 +4,7 @@
 // literal addresses) and again by the mailer at every send (DNS, pinning).
 import type { Engine } from '../storage/engine.ts';
 import type { Clock } from '../lib/clock.ts';
-import type { SecretBox } from '../lib/secret-box.ts';
+import { SecretBoxError, type SecretBox } from '../lib/secret-box.ts';
 import { checkHost, HostRejected } from '../lib/net-guard.ts';
 import { charLength, isEmail, normalizeEmail } from '../lib/validate.ts';
 import { AppError } from '../errors.ts';
@@ -179,7 +179,7 @@ export class EmailConfigService {
   async mailerFor(projectId: string): Promise<ProjectMailer | null> {
     const r = await this.row(projectId);
     if (!r) return null;
-    const open = (sealed: string | null, field: string) => (sealed === null ? null : this.secrets.open(sealed, `${projectId}:${field}`));
+    const open = (sealed: string | null, field: string) => (sealed === null ? null : this.openSecret(projectId, sealed, field));
     const from = { name: r.from_name, address: r.from_address };
     if (r.provider === 'emailapi') {
       const key = open(r.emailapi_api_key_sealed, 'emailapi_api_key');
@@ -193,6 +193,16 @@ export class EmailConfigService {
       password: open(r.smtp_password_sealed, 'smtp_password'),
     };
     return { from, mailer: this.mailers.smtp(settings) };
+  }
+
+  /** A stored secret; one sealed under another MASTER_KEY (changed, or restored from elsewhere) is the owner's to set again (422). */
+  private openSecret(projectId: string, sealed: string, field: string): string {
+    try {
+      return this.secrets.open(sealed, `${projectId}:${field}`);
+    } catch (err) {
+      if (err instanceof SecretBoxError) throw new AppError('validation_failed.secret_unreadable', { field });
+      throw err;
+    }
   }
 
   /** POST email-config/test: 200 { sent: true }, 422 without a provider, 502 with a short reason. */

@@ -9,6 +9,8 @@ import { startApiCapture, startSmtpCapture, type ApiCapture, type SmtpCapture } 
 import { makeCertificates, type TestCertificates } from '../support/tls.ts';
 import { smtpMailer, emailApiMailer } from '../../src/email/mailer.ts';
 import { systemResolver, type Resolver } from '../../src/lib/net-guard.ts';
+import { SecretBox } from '../../src/lib/secret-box.ts';
+import { randomBytes } from 'node:crypto';
 import type { MailerFactory } from '../../src/services/email-config.ts';
 
 const SMTP = { provider: 'smtp', from_address: 'Hello@Example.com', from_name: 'Example App', smtp_host: 'smtp.example.com', smtp_port: 587, smtp_username: 'mailer', smtp_encryption: 'tls', smtp_password: 'smtp secret 123' };
@@ -283,6 +285,22 @@ await describeEngines(
       } finally {
         PORTS[25] = saved;
       }
+    });
+
+    test('a secret sealed under another MASTER_KEY (changed, or restored from elsewhere) is 422 naming it, to set again, not a 500', async () => {
+      const t = ctx();
+      const { send, put, pid } = await owned(t);
+      assert.equal((await put({ provider: 'emailapi', from_address: 'hello@example.com', emailapi_api_key: 're_test_123' })).status, 200);
+      const db = await t.engine.project(pid);
+      const elsewhere = new SecretBox(randomBytes(32)).seal('re_test_123', `${pid}:emailapi_api_key`);
+      await db.run(`UPDATE ${db.t('_bp_email_config')} SET emailapi_api_key_sealed = ?`, [elsewhere]);
+      const before = api.requests.length;
+      const err = expectError(await send({ to: 'a@example.com' }), 422, 'validation_failed');
+      assert.deepEqual(err.details, { field: 'emailapi_api_key', reason: 'unreadable' });
+      assert.match(err.message, /MASTER_KEY/);
+      assert.equal(api.requests.length, before, 'nothing sent');
+      assert.equal((await put({ emailapi_api_key: 're_test_456' })).status, 200);
+      assert.equal((await send({ to: 'a@example.com' })).status, 200, 'set again, it sends');
     });
 
     test('emailapi: POST {base}/emails with the bearer key and the JSON message; 401 and 500 become 502', async () => {
