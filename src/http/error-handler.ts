@@ -35,6 +35,9 @@ function send(reply: FastifyReply, err: AppError, status = err.status): void {
 
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError | AppError, request: FastifyRequest, reply: FastifyReply) => {
+    // refused before its body was read (415, 413): the rest of the body would be read as the next
+    // request, or be cut off by REQUEST_TIMEOUT_MS with a second answer; the connection ends here
+    if (!request.raw.complete) reply.header('Connection', 'close');
     // a store deleted meanwhile (a 404) is no failure of the database
     if (error instanceof StorageFailure && error.status >= 500) request.log.warn({ code: error.code, cause: error.why, url: request.url.split('?')[0] }, 'database failure');
     if (error instanceof AppError) return send(reply, error);

@@ -144,3 +144,21 @@ test('a request whose body trickles in, a byte now and then, is answered 408 req
     await slow.close();
   }
 });
+
+test('a request refused before its body arrived (415) is answered once, and its connection closed: no second answer for the rest of the body', async () => {
+  const slow = await startTestApp('sqlite', { REQUEST_TIMEOUT_MS: '1000' });
+  try {
+    await slow.app.listen({ port: 0, host: '127.0.0.1' });
+    const slowPort = (slow.app.server.address() as net.AddressInfo).port;
+    const responses = await exchange(slowPort, async (socket) => {
+      socket.write('POST /auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: 50\r\n\r\n{');
+      const timer = setInterval(() => (socket.writable ? socket.write(' ') : clearInterval(timer)), 200);
+      socket.once('close', () => clearInterval(timer));
+    });
+    assert.equal(responses.length, 1, JSON.stringify(responses.map((r) => r.status)));
+    expectFlat(responses[0]!, 415, 'unsupported_media_type');
+    assert.equal(responses[0]!.headers.connection, 'close');
+  } finally {
+    await slow.close();
+  }
+});

@@ -110,6 +110,9 @@ await describeEngines('rest passthrough tenant safety', (ctx) => {
       const res = await d.rest(method, path, { key, user: user.token, body });
       assert.equal(expectError(res, 403, 'insufficient_permission').details.permission, 'select', `${method} ${path}`);
     }
+    // max-affected would count the rows a write reaches (a dry run makes that free)
+    const counted = await d.rest('DELETE', 'safes?id=gt.0', { key: d.keys.delete, user: user.token, headers: { prefer: 'handling=strict, max-affected=1, tx=rollback' } });
+    assert.equal(expectError(counted, 403, 'insufficient_permission').details.permission, 'select');
     assert.deepEqual(await stored('safes'), before, 'nothing written');
     const [id] = ids(await d.rest('GET', 'safes?slug=eq.a', { user: user.token }));
     assert.equal((await d.rest('PATCH', `safes/${id}`, { key: d.keys.update, user: user.token, body: { secret: 'new' } })).status, 204, 'by id alone it may write');

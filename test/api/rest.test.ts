@@ -90,6 +90,15 @@ await describeEngines(
       const csv = await d.rest('GET', 'tasks?select=title,meta&tag=eq.csv', { headers: { accept: 'text/csv' } });
       assert.equal(csv.body, 'title,meta\n" a, ""b""\nc","""x"""\n');
       await d.rest('DELETE', 'tasks?tag=eq.csv');
+      // an empty text is "", NULL an empty field
+      await d.rest('POST', 'tasks', { body: [{ title: '', tag: 'csv1' }, { title: 'n', tag: 'csv2', owner_email: null }] });
+      assert.equal((await d.rest('GET', 'tasks?select=title,owner_email&tag=like.csv*&order=tag', { headers: { accept: 'text/csv' } })).body, 'title,owner_email\n"",\nn,\n');
+      await d.rest('DELETE', 'tasks?tag=like.csv*');
+      // what the Accept header ranks first: text/csv;q=0 or JSON listed first is JSON
+      for (const [accept, csvWanted] of [['text/csv;q=0, application/json', false], ['application/json, text/csv', false], ['text/csv, application/json', true], ['application/json;q=0.5, text/csv', true], ['text/csv, */*', true], ['*/*', false]] as const) {
+        const res = await d.rest('GET', 'tasks?select=title&tag=eq.pct', { headers: { accept } });
+        assert.equal(String(res.headers['content-type']).startsWith('text/csv'), csvWanted, accept);
+      }
     });
 
     test('instants of the first millennium and the last years round-trip exactly: returned, read, written back', async () => {

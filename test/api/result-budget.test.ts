@@ -48,6 +48,18 @@ await describeEngines(
       assert.deepEqual([minimal.status, minimal.headers['content-range']], [204, '0-9/10']);
     });
 
+    test('both engines measure alike: one row past the bound on a per-row route, a JSON-heavy page under it', async () => {
+      const [id] = (await d.rest('POST', 'wide', { body: { blob: 'x'.repeat(300 * 1024), n: -1 }, headers: { prefer: 'return=minimal' } }), await d.rest('GET', 'wide?n=eq.-1&select=id')).body.map((r: { id: number }) => r.id);
+      expectError(await d.rest('GET', `wide/${id}`), 413, 'result_too_large');
+      assert.equal((await d.rest('GET', `wide/${id}?select=n`)).status, 200);
+      await d.rest('DELETE', 'wide?n=eq.-1');
+      // 60 arrays of 2,000 ones: 240 KB as compact JSON (PostgreSQL's text, with a space after each comma, would be 360 KB)
+      await d.createTable('docs', [{ name: 'j', type: 'json' }]);
+      const ones = `[${Array(2000).fill(1).join(',')}]`;
+      assert.equal((await d.rest('POST', 'docs', { body: Array.from({ length: 60 }, () => ({ j: JSON.parse(ones) })), headers: { prefer: 'return=minimal' } })).status, 201);
+      assert.equal((await d.rest('GET', 'docs?select=j&limit=60')).body.length, 60);
+    });
+
     test("the owner's row routes are bounded alike", async () => {
       const res = await t.req('GET', `/projects/${d.pid}/tables/${tableId}/rows`, { token: d.owner });
       expectError(res, 413, 'result_too_large');
@@ -56,4 +68,18 @@ await describeEngines(
     });
   },
   { MAX_RESULT_BYTES: String(MAX) },
+);
+
+await describeEngines(
+  'result budget at its least',
+  (ctx) => {
+    test('numbers count by their digits on both engines, as PostgreSQL sends them: 1,000 rows of nine one-digit integers are about 9 KB, not 72', async () => {
+      const d = await dataPlane(ctx());
+      await d.createTable('ints', Array.from({ length: 9 }, (_, i) => ({ name: `i${i}`, type: 'integer' })));
+      const row = Object.fromEntries(Array.from({ length: 9 }, (_, i) => [`i${i}`, i]));
+      assert.equal((await d.rest('POST', 'ints', { body: Array.from({ length: 1000 }, () => row), headers: { prefer: 'return=minimal' } })).status, 201);
+      assert.equal((await d.rest('GET', 'ints?select=i0,i1,i2,i3,i4,i5,i6,i7,i8&limit=1000')).body.length, 1000);
+    });
+  },
+  { MAX_RESULT_BYTES: String(64 * 1024) },
 );

@@ -25,7 +25,7 @@ import { Scope, type Operation, type Returning, type Written } from './scope.ts'
 import { Inserter, type InsertRequest } from './insert.ts';
 import { guardedRead } from './guarded-read.ts';
 import { transact } from './dry-run.ts';
-import { CSV_MEDIA, toCsv } from './csv.ts';
+import { CSV_MEDIA, toCsv, wantsCsv } from './csv.ts';
 import { StaleGuess, type CallerGuess } from '../data-plane.ts';
 import { maxShownRows, tally, tooManyRows } from './tally.ts';
 
@@ -144,7 +144,7 @@ export class RowService {
       if (!/^[1-9]\d{0,15}$/.test(r.rowId) || !Number.isSafeInteger(Number(r.rowId))) throw new AppError('not_found', { what: 'row' });
       rowId = Number(r.rowId);
     }
-    if (r.method !== 'GET' && r.method !== 'HEAD') this.refuseBlindReads(r, q, single);
+    if (r.method !== 'GET' && r.method !== 'HEAD') this.refuseBlindReads(r, q, prefer, single);
     // a guessed caller reads, or inserts one row, in one statement (insert.ts decides which inserts);
     // another write, or a read of two statements (a count), is not guessed
     if (r.guess && (!['GET', 'HEAD', 'POST'].includes(r.method) || prefer.count !== null || prefer.tx === 'rollback')) throw new StaleGuess();
@@ -152,7 +152,7 @@ export class RowService {
       switch (r.method) {
         case 'GET':
         case 'HEAD':
-          return rowId !== null ? await this.getOne(scope, q, rowId, r.guess) : await this.list(scope, q, prefer, r.range, single ? 'object' : accept.includes(CSV_MEDIA) ? 'csv' : 'json', r.guess);
+          return rowId !== null ? await this.getOne(scope, q, rowId, r.guess) : await this.list(scope, q, prefer, r.range, single ? 'object' : wantsCsv(accept) ? 'csv' : 'json', r.guess);
         case 'POST':
           if (rowId !== null) throw new AppError('method_not_allowed.post_row');
           return await this.insert(scope, q, prefer, r, single);
@@ -175,11 +175,12 @@ export class RowService {
    * other than `id` reads the values it picks by: without `select` they are refused before any work
    * (even 406 against 200, 404 against 204 or 409 against 200 would tell whether a filter matched).
    * (Counts and representations are left out of blind writes where they are produced.) */
-  private refuseBlindReads(r: RestRequest, q: ParsedQuery, single: boolean): void {
+  private refuseBlindReads(r: RestRequest, q: ParsedQuery, prefer: Prefer, single: boolean): void {
     if (permissionsOf(r).has('select')) return;
     if (single) throw needsSelect('A single-object response returns the written row.');
     if (q.filter && !namesOnlyId(q.filter)) throw needsSelect("A write's filter on a column other than id reads its values.");
     if (q.order.some((o) => o.column !== 'id')) throw needsSelect("A write's order on a column other than id reads its values.");
+    if (maxAffected(prefer, r) !== null) throw needsSelect('max-affected tells how many rows a write reaches.');
   }
 
   private orderSql(scope: Scope, q: ParsedQuery): string {

@@ -10,13 +10,15 @@
 // queue, under its read timeout, and its connection's messages are handed to the handlers below.
 import { pg, type QueryConfig, type QueryResult, type QueryResultRow } from './pg-driver.ts';
 import type { SqlParam } from '../engine.ts';
-import { resultTooLarge } from '../result-budget.ts';
+import { compactJsonLength, resultTooLarge } from '../result-budget.ts';
 
 /** A statement's rows as its run through pg described them. */
 export interface Shape {
   names: readonly string[];
   /** each column's parser of its values (text format) */
   parsers: readonly ((value: string) => unknown)[];
+  /** which columns are JSON, whose text MAX_RESULT_BYTES counts compacted (result-budget.ts) */
+  json: readonly boolean[];
   /**
    * A row with every name as its own key, copied for each row as pg does: assigning to a fresh
    * object would run a setter for a column named `__proto__` (its value lost, or the row's
@@ -28,7 +30,7 @@ export interface Shape {
 export function shapeOf(fields: readonly { name: string; dataTypeID: number }[], types: { getTypeParser(oid: number, format: 'text'): unknown }): Shape {
   const empty: QueryResultRow = {};
   for (const f of fields) Object.defineProperty(empty, f.name, { value: null, writable: true, enumerable: true, configurable: true });
-  return { names: fields.map((f) => f.name), parsers: fields.map((f) => types.getTypeParser(f.dataTypeID, 'text') as (value: string) => unknown), empty };
+  return { names: fields.map((f) => f.name), parsers: fields.map((f) => types.getTypeParser(f.dataTypeID, 'text') as (value: string) => unknown), json: fields.map((f) => JSON_TYPES.has(f.dataTypeID)), empty };
 }
 
 // pg's own encoding of a value (its types omit the export)
@@ -88,7 +90,7 @@ export class PreparedRun {
 
   handleDataRow(msg: { fields: (string | null)[] }): void {
     if (this.failed) return;
-    this.left -= fieldBytes(msg.fields);
+    this.left -= fieldBytes(msg.fields, this.shape.json);
     if (this.left < 0) {
       this.failed = resultTooLarge();
       this.rows.length = 0;
@@ -133,10 +135,16 @@ export class PreparedRun {
   handleCopyData(): void {}
 }
 
-/** A row's size as the server sent it: each value's text by length, NULL as 8. */
-function fieldBytes(fields: readonly (string | null)[]): number {
+/** json and jsonb */
+const JSON_TYPES: ReadonlySet<number> = new Set([114, 3802]);
+
+/** A row's size as the server sent it: each value's text by length (JSON compacted), NULL as 8. */
+function fieldBytes(fields: readonly (string | null)[], json: readonly boolean[]): number {
   let n = 0;
-  for (const f of fields) n += f === null ? 8 : f.length;
+  for (let i = 0; i < fields.length; i++) {
+    const f = fields[i];
+    n += f === null || f === undefined ? 8 : json[i] ? compactJsonLength(f) : f.length;
+  }
   return n;
 }
 
@@ -158,8 +166,11 @@ export function boundedQuery(client: { query(q: unknown): unknown }, config: Que
 class BoundedQuery extends (pg.Query as unknown as new (config: QueryConfig, values: undefined, callback: (err: Error | null, result?: QueryResult) => void) => {
   handleDataRow(msg: { fields: (string | null)[] }): void;
   _canceledDueToError?: Error;
-  _result?: { rows: unknown[] };
+  _result?: { rows: unknown[]; fields?: { dataTypeID: number }[] };
 }) {
+  /** which columns are JSON, read off the row description before the first row */
+  private json: boolean[] | undefined;
+
   constructor(
     config: QueryConfig,
     private left: number,
@@ -170,7 +181,7 @@ class BoundedQuery extends (pg.Query as unknown as new (config: QueryConfig, val
 
   override handleDataRow(msg: { fields: (string | null)[] }): void {
     if (!this._canceledDueToError) {
-      this.left -= fieldBytes(msg.fields);
+      this.left -= fieldBytes(msg.fields, (this.json ??= (this._result?.fields ?? []).map((f) => JSON_TYPES.has(f.dataTypeID))));
       if (this.left < 0) {
         this._canceledDueToError = resultTooLarge();
         if (this._result) this._result.rows.length = 0;

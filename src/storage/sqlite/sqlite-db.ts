@@ -9,7 +9,7 @@ import { quoteIdent, UniqueViolation, NotNullViolation, QueryTimeout, StorageFul
 import { projectBusy } from '../fair-gate.ts';
 import { AppError } from '../../errors.ts';
 import { tallyRows } from './sqlite-tally.ts';
-import { collectRows, RESULT_TOO_LARGE, resultTooLarge } from '../result-budget.ts';
+import { collectRows, first, RESULT_TOO_LARGE, resultTooLarge } from '../result-budget.ts';
 import { ASSERTION_CODE } from './sqlite-functions.ts';
 import { ContainsTooComplex, CONTAINS_MAX_VISITS } from '../../policy-language/json-value.ts';
 import type { ConnectionStatements, StatementCache } from './sqlite-statement-cache.ts';
@@ -412,6 +412,6 @@ function execute(st: Database.Statement, args: unknown[], mode: Mode, maxBytes: 
     st.run(...args);
     return mode === 'all' ? [] : undefined;
   }
-  if (mode === 'get') return st.get(...args);
-  return maxBytes === Number.POSITIVE_INFINITY ? st.all(...args) : collectRows(st.iterate(...args) as Iterable<Row>, maxBytes);
+  if (maxBytes === Number.POSITIVE_INFINITY) return mode === 'all' ? st.all(...args) : st.get(...args);
+  return mode === 'all' ? collectRows(st.iterate(...args) as Iterable<Row>, maxBytes) : collectRows(first(st.iterate(...args) as Iterable<Row>), maxBytes)[0];
 }

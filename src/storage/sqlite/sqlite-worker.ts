@@ -12,7 +12,7 @@ import type { ToWorker, FromWorker, WorkerSetup } from './sqlite-worker-protocol
 import { openConnection, projectFile, releaseMemory } from './sqlite-connection.ts';
 import { deadlineSetter } from './sqlite-deadline.ts';
 import { tallyRows } from './sqlite-tally.ts';
-import { collectRows } from '../result-budget.ts';
+import { collectRows, first } from '../result-budget.ts';
 import { registerSqliteFunctions } from './sqlite-functions.ts';
 import { StatementCache, statementBound, type ConnectionStatements } from './sqlite-statement-cache.ts';
 import { OpenFiles } from './sqlite-open-files.ts';
@@ -65,8 +65,8 @@ function query(c: Conn, m: Extract<ToWorker, { t: 'q' }>): unknown {
       st.run(...m.params);
       return m.mode === 'all' ? [] : undefined;
     }
-    if (m.mode === 'get') return st.get(...m.params);
-    return collectRows(st.iterate(...m.params) as Iterable<Record<string, unknown>>, setup.maxResultBytes);
+    const rows = st.iterate(...m.params) as Iterable<Record<string, unknown>>;
+    return m.mode === 'all' ? collectRows(rows, setup.maxResultBytes) : collectRows(first(rows), setup.maxResultBytes)[0];
   } finally {
     c.setDeadline(0);
   }
