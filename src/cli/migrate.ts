@@ -2,6 +2,8 @@
 // on several nodes (each would also migrate at start; the migrations take a lock per schema on
 // PostgreSQL). The platform is migrated when the engine opens; project stores are otherwise
 // migrated on first use, so they are opened here one by one.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Config } from '../config.ts';
 import { engineOptions, openEngine } from '../storage/open-engine.ts';
 import { StorageFailure, StoreMissing, type Engine } from '../storage/engine.ts';
@@ -39,6 +41,8 @@ export async function migrateDatabase(config: Config): Promise<string> {
   // not needed to migrate, but a key the service would refuse is refused here too
   if (config.masterKey !== undefined && config.masterKey.trim() !== '') parseMasterKey(config.masterKey);
   const target = databaseTarget(config.databaseUrl, config.dataDir);
+  // a mistyped DATA_DIR would be migrated as a new, empty one: said, so that it is noticed
+  const fresh = !config.databaseUrl && !existsSync(join(config.dataDir, 'platform.db'));
   let engine: Engine;
   try {
     engine = await openEngine(engineOptions(config));
@@ -48,7 +52,8 @@ export async function migrateDatabase(config: Config): Promise<string> {
   try {
     const { migrated, storeless } = await migrateProjects(engine);
     const skipped = storeless.length ? `; skipped ${storeless.length} listed project(s) without a store (a deletion that did not finish, or a lost file: delete them again): ${storeless.join(', ')}` : '';
-    return `migrated ${target}: the platform and ${migrated} project store(s) are up to date${skipped}`;
+    const created = fresh ? ` (a new, empty data directory: it had no platform.db)` : '';
+    return `migrated ${target}${created}: the platform and ${migrated} project store(s) are up to date${skipped}`;
   } finally {
     await engine.close();
   }

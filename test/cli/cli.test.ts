@@ -157,7 +157,9 @@ for (const kind of engines) {
 test('[sqlite] migrate names a listed project whose file is missing and skips it (a deletion that did not finish), and migrates a fresh DATA_DIR', async () => {
   const { env, cleanup } = await store('sqlite');
   try {
-    assert.equal((await cli(['migrate'], env)).code, 0);
+    const fresh = await cli(['migrate'], env);
+    assert.equal(fresh.code, 0);
+    assert.match(fresh.stdout, /\(a new, empty data directory: it had no platform\.db\)/, 'a mistyped DATA_DIR is noticed');
     assert.ok(existsSync(join(env.DATA_DIR!, 'platform.db')));
     assert.equal(existsSync(join(env.DATA_DIR!, 'master.key')), false, 'migrate generates no master key');
     const server = await startServer(env);
