@@ -31,6 +31,8 @@ export function toCsv(items: readonly SelectItem[], rows: readonly Record<string
  * generic list with JSON first still reads JSON.
  */
 export function wantsCsv(accept: string): boolean {
+  // on every read: most ask for no CSV at all
+  if (!accept.includes(CSV_MEDIA)) return false;
   let csv = { q: 0, at: -1 };
   let json = { q: 0, at: -1 };
   accept.split(',').forEach((part, at) => {

@@ -8,8 +8,8 @@ import type { Db, RowFailure, RowTally, SqlParam } from '../engine.ts';
 import { quoteIdent, UniqueViolation, NotNullViolation, QueryTimeout, StorageFull, StoreMissing, SchemaMismatch, ROW_FAILURES } from '../engine.ts';
 import { projectBusy } from '../fair-gate.ts';
 import { AppError } from '../../errors.ts';
-import { tallyRows } from './sqlite-tally.ts';
-import { collectRows, first, RESULT_TOO_LARGE, resultTooLarge } from '../result-budget.ts';
+import { execute, tallyRows, type Mode } from './sqlite-rows.ts';
+import { RESULT_TOO_LARGE, resultTooLarge } from '../result-budget.ts';
 import { ASSERTION_CODE } from './sqlite-functions.ts';
 import { ContainsTooComplex, CONTAINS_MAX_VISITS } from '../../policy-language/json-value.ts';
 import type { ConnectionStatements, StatementCache } from './sqlite-statement-cache.ts';
@@ -76,7 +76,6 @@ export class InlineExceeded extends Error {
   }
 }
 
-type Mode = 'all' | 'get' | 'run';
 
 /**
  * A connection's view of its file (Db.stamp): data_version changes when another connection (of
@@ -401,17 +400,3 @@ export class SqliteDb implements Db {
 }
 
 type Row = Record<string, unknown>;
-
-/** One statement run to its end; its rows (mode `all`) within `maxBytes` (result-budget.ts). */
-function execute(st: Database.Statement, args: unknown[], mode: Mode, maxBytes: number): unknown {
-  if (mode === 'run') {
-    if (st.reader) return { changes: st.all(...args).length };
-    return { changes: st.run(...args).changes };
-  }
-  if (!st.reader) {
-    st.run(...args);
-    return mode === 'all' ? [] : undefined;
-  }
-  if (maxBytes === Number.POSITIVE_INFINITY) return mode === 'all' ? st.all(...args) : st.get(...args);
-  return mode === 'all' ? collectRows(st.iterate(...args) as Iterable<Row>, maxBytes) : collectRows(first(st.iterate(...args) as Iterable<Row>), maxBytes)[0];
-}

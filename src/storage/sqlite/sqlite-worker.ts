@@ -11,8 +11,7 @@ import type { RowTally } from '../engine.ts';
 import type { ToWorker, FromWorker, WorkerSetup } from './sqlite-worker-protocol.ts';
 import { openConnection, projectFile, releaseMemory } from './sqlite-connection.ts';
 import { deadlineSetter } from './sqlite-deadline.ts';
-import { tallyRows } from './sqlite-tally.ts';
-import { collectRows, first } from '../result-budget.ts';
+import { execute, tallyRows } from './sqlite-rows.ts';
 import { registerSqliteFunctions } from './sqlite-functions.ts';
 import { StatementCache, statementBound, type ConnectionStatements } from './sqlite-statement-cache.ts';
 import { OpenFiles } from './sqlite-open-files.ts';
@@ -60,13 +59,7 @@ function query(c: Conn, m: Extract<ToWorker, { t: 'q' }>): unknown {
   const st = c.statements.prepare(m.sql);
   c.setDeadline(m.timeoutMs);
   try {
-    if (m.mode === 'run') return { changes: st.reader ? st.all(...m.params).length : st.run(...m.params).changes };
-    if (!st.reader) {
-      st.run(...m.params);
-      return m.mode === 'all' ? [] : undefined;
-    }
-    const rows = st.iterate(...m.params) as Iterable<Record<string, unknown>>;
-    return m.mode === 'all' ? collectRows(rows, setup.maxResultBytes) : collectRows(first(rows), setup.maxResultBytes)[0];
+    return execute(st, m.params, m.mode, setup.maxResultBytes);
   } finally {
     c.setDeadline(0);
   }
