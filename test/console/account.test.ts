@@ -134,7 +134,8 @@ await describeConsole('console: account and projects', ['sqlite'], (ctx) => {
     await run.api('POST', '/auth/logout', { token: await token(page) }); // the session ends elsewhere
     await page.goto(`${run.base}/console/projects/${pid}/keys`);
     await page.getByText('Your session has ended. Sign in again.').waitFor();
-    assert.match(page.url(), /\/console\/sign-in\?next=/);
+    // the sign-in screen renders with the reason first, then its effect replaces the URL
+    await page.waitForURL(/\/console\/sign-in\?next=/);
     await page.getByLabel('Email').fill('ada@lovelace.example');
     await page.getByLabel('Password').fill('a new horse battery');
     await page.getByRole('button', { name: 'Sign in' }).click();
