@@ -140,7 +140,7 @@ await describeConsole(
       await page.getByLabel('JSON body').fill('{"n": 1}');
       await page.getByRole('button', { name: 'Send request' }).click();
       const outcome = page.locator('.outcome');
-      await outcome.getByText('200').waitFor();
+      await outcome.getByText('200 OK', { exact: true }).waitFor();
       assert.match((await outcome.locator('.response-body').textContent())!, /"who": "anonymous"[\s\S]*"n": 1/);
       await outcome.getByText(/in \d+ ms/).waitFor();
       await outcome.locator('summary').click();
