@@ -353,7 +353,7 @@ const ROWS = {
   /** a statement past the engine's bound on parameters: the table's policies (each bound once per use) with the request's filters or body */
   'query_too_complex.json_contains': {
     status: 400,
-    message: 'A JSON_CONTAINS of the table\'s policies would compare more than {{max}} values of one row\'s documents (the embedded engine bounds one call).',
+    message: 'A JSON_CONTAINS of the table\'s policies compares documents too long for one call: the product of their lengths as text is over {{max}} characters.',
     details: { reason: 'json_contains_too_large', max: '{{max}}' },
     hint: 'The owner can keep the documents a policy compares small, or compare one field (JSON_EXTRACT) instead.',
   },

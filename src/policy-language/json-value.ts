@@ -2,6 +2,7 @@
 // SQLite functions need to behave exactly like PostgreSQL's jsonb: text rendering (`#>> '{}'`),
 // containment (`@>`), and length.
 import { jsonbKeyOrder } from '../lib/jsonb.ts';
+import { AppError } from '../errors.ts';
 
 export type JsonValue =
   | null
@@ -201,36 +202,64 @@ function scalarEqual(a: JsonValue, b: JsonValue): boolean {
 }
 
 /**
- * The values one JSON_CONTAINS may visit. A candidate's scalars are looked up in a set of the
- * target's, but containers inside arrays are matched pair by pair, as PostgreSQL does, so two
- * arrays of many objects cost the product of their lengths: one call, which no statement deadline
- * interrupts, held its thread for 30 s (a hostile review). Past the budget the call fails.
+ * The bound on one JSON_CONTAINS, the same on both engines: the product of the two documents'
+ * lengths as `jsonb::text` prints them. PostgreSQL's `@>` compares the elements of an array pair by
+ * pair and checks for cancellation rarely, so two long arrays held a backend 15 s past its
+ * statement timeout (a hostile review); the embedded engine's call, one SQLite function, is not
+ * interrupted at all. Every value takes at least one character, so the product bounds the pairs
+ * either engine compares: at this bound, about 0.1 s of the worst documents. PostgreSQL measures
+ * with `length(doc::text)` (postgres-policy-compiler.ts), the embedded engine with jsonbTextLength.
  */
-export const CONTAINS_MAX_VISITS = 1_000_000;
+export const CONTAINS_MAX_PRODUCT = 20_000_000;
 
-/** JSON_CONTAINS past CONTAINS_MAX_VISITS; `code` survives a worker thread's error message */
+/** JSON_CONTAINS past CONTAINS_MAX_PRODUCT; `code` survives a worker thread's error message and is bp_assert's failure on PostgreSQL */
 export class ContainsTooComplex extends Error {
   static readonly CODE = 'BP_CONTAINS_TOO_COMPLEX';
   readonly code = ContainsTooComplex.CODE;
   constructor() {
-    super(`JSON_CONTAINS visited more than ${CONTAINS_MAX_VISITS} values`);
+    super(`JSON_CONTAINS of documents whose text lengths multiply past ${CONTAINS_MAX_PRODUCT}`);
   }
 }
 
-/** The visits left to the call in progress (one call at a time per thread: the functions are synchronous). */
-let visitsLeft = 0;
-
-function visit(n: number): void {
-  visitsLeft -= n;
-  if (visitsLeft < 0) throw new ContainsTooComplex();
-}
+/** What either engine answers for a ContainsTooComplex: 400 query_too_complex, reason json_contains_too_large. */
+export const containsTooComplex = () => new AppError('query_too_complex.json_contains', { max: CONTAINS_MAX_PRODUCT });
 
 /** PostgreSQL's `target @> candidate` (JsonbDeepContains), including the top-level scalar-in-array rule. */
 export function jsonContains(target: JsonValue, candidate: JsonValue): boolean {
+  if (jsonbTextLength(target) * jsonbTextLength(candidate) > CONTAINS_MAX_PRODUCT) throw new ContainsTooComplex();
   const t = isContainer(target) ? target : Object.assign([target], { raw: true });
   const c = isContainer(candidate) ? candidate : Object.assign([candidate], { raw: true });
-  visitsLeft = CONTAINS_MAX_VISITS;
   return deepContains(t, c);
+}
+
+/** `length(v::text)` on PostgreSQL, in characters (code points), without rendering the text. */
+export function jsonbTextLength(v: JsonValue): number {
+  if (v === null) return 4;
+  if (typeof v === 'boolean') return v ? 4 : 5;
+  if (typeof v === 'string') return quotedLength(v);
+  if (Array.isArray(v)) {
+    let n = v.length > 0 ? 2 * v.length : 2; // brackets, and ", " between elements
+    for (const e of v) n += jsonbTextLength(e);
+    return n;
+  }
+  if (v instanceof Map) {
+    let n = v.size > 0 ? 4 * v.size : 2; // braces, ": " after each key, ", " between members
+    for (const [k, e] of v) n += quotedLength(k) + jsonbTextLength(e);
+    return n;
+  }
+  return v.num.length;
+}
+
+/** The length of quote(s): escapes as PostgreSQL's escape_json writes them, a surrogate pair one character. */
+function quotedLength(s: string): number {
+  let n = 2;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 0x22 || c === 0x5c || c === 0x08 || c === 0x0c || c === 0x0a || c === 0x0d || c === 0x09) n += 2;
+    else if (c < 0x20) n += 6;
+    else if (c < 0xdc00 || c > 0xdfff) n += 1; // a low surrogate was counted with its high one
+  }
+  return n;
 }
 
 /** A scalar's identity under scalarEqual, or null for one equal to nothing. */
@@ -247,7 +276,6 @@ function deepContains(a: JsonValue[] | Map<string, JsonValue>, b: JsonValue[] | 
   if (a instanceof Map && b instanceof Map) {
     if (a.size < b.size) return false;
     for (const [k, bv] of b) {
-      visit(1);
       if (!a.has(k)) return false;
       const av = a.get(k)!;
       if (!isContainer(av)) {
@@ -263,18 +291,16 @@ function deepContains(a: JsonValue[] | Map<string, JsonValue>, b: JsonValue[] | 
   if (aa.raw && !bb.raw) return false;
   let scalars: Set<string> | null = null;
   for (const bv of bb) {
-    visit(1);
     if (!isContainer(bv)) {
       scalars ??= scalarsOf(aa);
       const key = scalarKey(bv);
       if (key === null || !scalars.has(key)) return false;
-    } else if (!aa.some((av) => isContainer(av) && (visit(1), deepContains(av, bv)))) return false;
+    } else if (!aa.some((av) => isContainer(av) && deepContains(av, bv))) return false;
   }
   return true;
 }
 
 function scalarsOf(values: readonly JsonValue[]): Set<string> {
-  visit(values.length);
   const out = new Set<string>();
   for (const v of values) {
     const key = isContainer(v) ? null : scalarKey(v);

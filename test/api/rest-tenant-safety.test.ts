@@ -268,6 +268,29 @@ await describeEngines('rest passthrough tenant safety', (ctx) => {
     assert.equal(counted.headers['content-range'], '0-2999/3000');
   });
 
+  test("a policy's JSON_CONTAINS over documents whose text lengths multiply past 20,000,000 is 400 query_too_complex on both engines, at the same character", async () => {
+    const bags = await d.createTable('bags', [{ name: 'a', type: 'json' }, { name: 'b', type: 'json' }]);
+    assert.equal((await d.policy(bags.id, 'SELECT', 'JSON_CONTAINS(a, b)')).status, 201);
+    // jsonb's text of a string: quotes, `\"` and `\n` two characters each, an astral character one
+    const text = (len: number) => JSON.stringify(`"\n😀${'x'.repeat(len - 7)}`);
+    const db = await t.engine.project(d.pid);
+    const put = (id: number, a: string, b: string) => db.run(`INSERT INTO ${db.t('bags')} ("id", "a", "b") VALUES (?, ?, ?)`, [id, a, b]);
+    await put(1, text(10_000), text(2_000)); // 10,000 x 2,000: at the bound
+    await put(2, '["x", "y"]', '["y"]');
+    const fine = await d.rest('GET', 'bags?select=id&order=id');
+    assert.equal(fine.status, 200, JSON.stringify(fine.body));
+    assert.deepEqual(ids(fine), [2]);
+    await put(3, text(10_000), text(2_001));
+    expectError(await d.rest('GET', 'bags?select=id&order=id'), 400, 'query_too_complex');
+    const res = await d.rest('GET', 'bags?select=id&id=eq.3');
+    assert.deepEqual(res.body.details, { reason: 'json_contains_too_large', max: 20_000_000 });
+    assert.deepEqual(ids(await d.rest('GET', 'bags?select=id&id=lt.3')), [2], 'rows within the bound are still read');
+    // the shape of the review's attack: two long arrays of objects, refused at once on PostgreSQL too
+    const objects = (k: number) => JSON.stringify(Array.from({ length: k }, (_, i) => ({ k: i })));
+    await db.run(`UPDATE ${db.t('bags')} SET "a" = ?, "b" = ? WHERE "id" = 3`, [objects(20_000), objects(2_000)]);
+    expectError(await d.rest('GET', 'bags?select=id&id=eq.3'), 400, 'query_too_complex');
+  });
+
   test('json values keep __proto__ keys through writes, filters and reads', async () => {
     await d.createTable('docs', [{ name: 'meta', type: 'json' }]);
     const value = '{"__proto__":{"polluted":true},"list":[{"__proto__":null}],"a":1}';

@@ -7,7 +7,9 @@ import { registerSqliteFunctions } from '../../src/storage/sqlite/sqlite-functio
 import { SqlitePolicyCompiler } from '../../src/storage/sqlite/sqlite-policy-compiler.js';
 import { PostgresPolicyCompiler } from '../../src/storage/postgres/postgres-policy-compiler.js';
 import { sqliteDialect } from '../../src/storage/sqlite/sqlite-engine.js';
-import { postgresDialect } from '../../src/storage/postgres/postgres-engine.js';
+import { postgresDialect, ROW_ASSERTION } from '../../src/storage/postgres/postgres-engine.js';
+import { PLATFORM_SCHEMA } from '../../src/storage/postgres/postgres-db.js';
+import { quoteIdent } from '../../src/storage/engine.js';
 import { createTestDatabase, type EngineName, type TestDatabase } from '../support/postgres.js';
 
 /** The conformance table: one column of every type (plus id). */
@@ -125,6 +127,9 @@ async function openPostgres(): Promise<Engine> {
   await client.connect();
   const defs = COLUMNS.map((c) => `"${c.name}" ${PG_TYPES(c.type)}${c.name === 'id' ? ' PRIMARY KEY' : ''}`);
   await client.query(`CREATE TABLE t (${defs.join(', ')})`);
+  // the platform schema's bp_assert, which some compiled functions call (JSON_CONTAINS's bound)
+  await client.query(`CREATE SCHEMA ${quoteIdent(PLATFORM_SCHEMA)}`);
+  await client.query(ROW_ASSERTION);
   const compiler = new PostgresPolicyCompiler();
   const compile = (expr: string, auth: AuthContext | null, now: Date) => compiler.compile(validatePolicy(expr, COLUMNS), { auth, now });
   /** inserts the rows in one statement (a column a row lacks is NULL); returns their ids */

@@ -1,13 +1,16 @@
 // The embedded engine's LOCATE and JSON_CONTAINS: the same answers as plain reference versions
 // (character by character, pair by pair), and bounded work for one call, which no statement
 // deadline can interrupt: LOCATE searches linearly, JSON_CONTAINS looks scalars up in a set and
-// fails past CONTAINS_MAX_VISITS (counted, never timed).
+// refuses documents whose text lengths multiply past CONTAINS_MAX_PRODUCT, measured as PostgreSQL's
+// `length(doc::text)` measures them (checked against the server here).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import Database from 'better-sqlite3';
 import { locate, registerSqliteFunctions } from '../../src/storage/sqlite/sqlite-functions.ts';
-import { ContainsTooComplex, CONTAINS_MAX_VISITS, jsonContains, parseJsonDocument, type JsonValue } from '../../src/policy-language/json-value.ts';
+import pg from 'pg';
+import { ContainsTooComplex, CONTAINS_MAX_PRODUCT, jsonbTextLength, jsonContains, parseJsonDocument, renderJsonb, type JsonValue } from '../../src/policy-language/json-value.ts';
+import { PG_ADMIN_URL, testEngines } from '../support/postgres.ts';
 import { translateSqliteError } from '../../src/storage/sqlite/sqlite-db.ts';
 import { AppError } from '../../src/errors.ts';
 import { configureFuzz } from '../support/fuzz.ts';
@@ -82,19 +85,63 @@ test('JSON_CONTAINS agrees with a pair-by-pair containment (PostgreSQL @>)', () 
   assert.equal(jsonContains(doc('["1"]'), doc('[1]')), false, 'a string is not a number');
 });
 
-test('JSON_CONTAINS of many scalars is linear; of many containers it fails past CONTAINS_MAX_VISITS, in either thread, as 400 query_too_complex', () => {
-  const n = 200_000;
+const wide = fc.letrec((tie) => ({
+  value: fc.oneof(
+    { depthSize: 'small' },
+    fc.constantFrom(null, true, false, 0, -1.5, 1e21, 0.000001, 'a"b', 'back\\slash', 'tab\t', 'nl\n', '\u0001\u001f', 'é😀', ''),
+    fc.double({ noNaN: true, noDefaultInfinity: true }),
+    fc.string({ maxLength: 6, unit: 'binary' }).filter((x) => !x.includes('\u0000') && !/[\ud800-\udfff]/.test(x.replace(/[\ud800-\udbff][\udc00-\udfff]/g, ''))),
+    fc.array(tie('value'), { maxLength: 4 }),
+    fc.dictionary(fc.string({ maxLength: 3 }).filter((k) => !k.includes('\u0000')), tie('value'), { maxKeys: 3 }),
+  ),
+})).value;
+
+const codePoints = (s: string) => Array.from(s).length;
+
+test("jsonbTextLength is the length of jsonb's text, in characters: escapes, astral characters, numbers as numeric prints them", () => {
+  fc.assert(
+    fc.property(wide, (v) => {
+      const value = doc(JSON.stringify(v));
+      assert.equal(jsonbTextLength(value), codePoints(renderJsonb(value)!), JSON.stringify(v));
+    }),
+    { numRuns: 3000 },
+  );
+  assert.equal(jsonbTextLength(doc('{"a":[1,{"b":"é😀\\n\\u0001"}],"":null}')), codePoints('{"": null, "a": [1, {"b": "é😀\\n\\u0001"}]}'));
+});
+
+test('jsonbTextLength is what PostgreSQL measures: length(doc::jsonb::text), the measure of its JSON_CONTAINS bound', async (t) => {
+  const { engines, skipReason } = await testEngines();
+  if (!engines.includes('postgres')) return t.skip(skipReason);
+  const samples = fc.sample(wide, { numRuns: 1500, seed: 7 }).map((v) => JSON.stringify(v));
+  const client = new pg.Client({ connectionString: PG_ADMIN_URL });
+  await client.connect();
+  try {
+    const res = await client.query<{ n: number }>('SELECT length(CAST(d AS jsonb)::text) AS n FROM unnest(CAST($1 AS text[])) WITH ORDINALITY AS s(d, i) ORDER BY i', [samples]);
+    const mismatches = samples.filter((text, i) => jsonbTextLength(doc(text)) !== res.rows[i]!.n);
+    assert.deepEqual(mismatches.slice(0, 5), []);
+  } finally {
+    await client.end();
+  }
+});
+
+test('JSON_CONTAINS of many scalars is linear; past CONTAINS_MAX_PRODUCT it is refused before it runs, in either thread, as 400 query_too_complex', () => {
+  const n = 20_000;
   const ints = doc(`[${Array.from({ length: n }, (_, i) => i).join(',')}]`);
-  const reversed = doc(`[${Array.from({ length: n }, (_, i) => n - 1 - i).join(',')}]`);
-  assert.equal(jsonContains(ints, reversed), true, 'n scalars against n scalars: within the budget');
+  const reversed = doc(`[${Array.from({ length: 20 }, (_, i) => n - 1 - i).join(',')}]`);
+  assert.equal(jsonContains(ints, reversed), true, 'a long array against a short one: within the bound, and linear');
+  // strings of text length 10,000 and 2,000: exactly the bound; one character more is past it
+  const str = (len: number) => doc(JSON.stringify('x'.repeat(len - 2)));
+  assert.equal(CONTAINS_MAX_PRODUCT, 10_000 * 2_000);
+  assert.equal(jsonContains(str(10_000), str(2_000)), false);
+  assert.throws(() => jsonContains(str(10_000), str(2_001)), ContainsTooComplex);
+  assert.throws(() => jsonContains(str(2_001), str(10_000)), ContainsTooComplex, 'either side');
   const objects = (k: number, reverse: boolean) => doc(`[${Array.from({ length: k }, (_, i) => `{"k":${reverse ? k - 1 - i : i}}`).join(',')}]`);
-  const k = Math.ceil(Math.sqrt(CONTAINS_MAX_VISITS)) * 2;
-  assert.throws(() => jsonContains(objects(k, false), objects(k, true)), ContainsTooComplex);
+  assert.throws(() => jsonContains(objects(3_000, false), objects(3_000, true)), ContainsTooComplex, 'two long arrays of objects');
   assert.equal(jsonContains(objects(100, false), objects(100, true)), true, 'a hundred objects each: fine');
   // through SQLite, as a worker thread reports it to the main thread: the code survives
   const db = new Database(':memory:');
   registerSqliteFunctions(db);
-  const big = JSON.stringify(Array.from({ length: k }, (_, i) => ({ k: i })));
+  const big = JSON.stringify(Array.from({ length: 3_000 }, (_, i) => ({ k: i })));
   let thrown: unknown;
   try {
     db.prepare('SELECT bp_json_contains(?, ?) AS c').get(big, big);
@@ -102,6 +149,6 @@ test('JSON_CONTAINS of many scalars is linear; of many containers it fails past 
     thrown = translateSqliteError(Object.assign(new Error((err as Error).message), { code: (err as { code?: string }).code }));
   }
   assert.ok(thrown instanceof AppError, String(thrown));
-  assert.deepEqual([thrown.status, thrown.code], [400, 'query_too_complex']);
+  assert.deepEqual([thrown.status, thrown.code, thrown.details], [400, 'query_too_complex', { reason: 'json_contains_too_large', max: CONTAINS_MAX_PRODUCT }]);
   db.close();
 });

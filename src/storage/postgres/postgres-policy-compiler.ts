@@ -6,6 +6,8 @@ import { INTERVAL_LIMITS as LIM, PolicyCompiler, type Frag, type ParamType, type
 import type { ValueType } from '../../policy-language/ast.js';
 import { jsonPathText, type JsonPathStep } from '../../policy-language/literals.js';
 import { LIKE_PATTERN_MAX_CHARS } from '../../lib/like-limits.js';
+import { CONTAINS_MAX_PRODUCT, ContainsTooComplex } from '../../policy-language/json-value.js';
+import { PLATFORM_SCHEMA } from './postgres-db.js';
 
 const PG_TYPES: Record<ValueType, string> = {
   text: 'text', integer: 'bigint', number: 'double precision', boolean: 'boolean',
@@ -34,6 +36,9 @@ const MONTH_NO = (x: string) => `(extract(year from ${x}) * 12 + extract(month f
 // unless the WHEN before it folded to false, so a STABLE guard (extract from timestamptz is STABLE)
 // lets an out-of-range constant reach the arithmetic it was meant to protect. Hence epoch and
 // calendar fields are always read from the UTC wall-clock timestamp (IMMUTABLE).
+// `@>` only where the documents' text lengths bound its work (json-value.ts, CONTAINS_MAX_PRODUCT);
+// bp_assert is volatile, so never evaluated ahead of its branch
+const CONTAINS = `CASE WHEN CAST(length(CAST($0 AS text)) AS bigint) * length(CAST($1 AS text)) > ${CONTAINS_MAX_PRODUCT} THEN "${PLATFORM_SCHEMA}".bp_assert(false, '${ContainsTooComplex.CODE}') = 0 ELSE $0 @> $1 END`;
 const UTC = (x: string) => `(${x} AT TIME ZONE 'UTC')`;
 const MONTHS = `((extract(year from ${UTC('$1')}) - extract(year from ${UTC('$0')})) * 12 + extract(month from ${UTC('$1')}) - extract(month from ${UTC('$0')}))`;
 const REST = (x: string) => `(${UTC(x)} - date_trunc('month', ${UTC(x)}))`;
@@ -85,7 +90,7 @@ export class PostgresPolicyCompiler extends PolicyCompiler {
     tsdiff_year: `CAST(trunc(${MONTHDIFF} / 12) AS bigint)`,
     json_unquote: "($0 #>> '{}')",
     json_length: "CASE WHEN jsonb_typeof($0) = 'array' THEN jsonb_array_length($0) WHEN jsonb_typeof($0) = 'object' THEN (SELECT count(*) FROM jsonb_object_keys($0)) WHEN $0 IS NOT NULL THEN 1 END",
-    json_contains: '($0 @> $1)',
+    json_contains: CONTAINS,
     to_json: 'to_jsonb($0)',
   };
 

@@ -11,7 +11,7 @@ import { AppError } from '../../errors.ts';
 import { execute, tallyRows, type Mode } from './sqlite-rows.ts';
 import { RESULT_TOO_LARGE, resultTooLarge } from '../result-budget.ts';
 import { ASSERTION_CODE } from './sqlite-functions.ts';
-import { ContainsTooComplex, CONTAINS_MAX_VISITS } from '../../policy-language/json-value.ts';
+import { ContainsTooComplex, containsTooComplex } from '../../policy-language/json-value.ts';
 import type { ConnectionStatements, StatementCache } from './sqlite-statement-cache.ts';
 import { deadlineSetter } from './sqlite-deadline.ts';
 import { releaseMemory } from './sqlite-connection.ts';
@@ -39,7 +39,7 @@ export function translateSqliteError(err: unknown): unknown {
   if (e?.code === 'SQLITE_INTERRUPT') return new QueryTimeout(); // the statement deadline (sqlite-deadline.ts)
   // from a worker thread, where the rows were read (an AppError does not cross threads)
   if (e?.code === RESULT_TOO_LARGE) return resultTooLarge();
-  if (e?.code === ContainsTooComplex.CODE) return new AppError('query_too_complex.json_contains', { max: CONTAINS_MAX_VISITS });
+  if (e?.code === ContainsTooComplex.CODE) return containsTooComplex();
   // a write's own check failed (Dialect.assertTrue); the statement left nothing
   if (e?.code === ASSERTION_CODE && ROW_FAILURES.has(e.message ?? '')) return new AppError(e.message as RowFailure);
   // more parameters than SQLITE_MAX_VARIABLE_NUMBER (the table's policies are bound at each use)
