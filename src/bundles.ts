@@ -7,7 +7,8 @@
 // whenever one of its inputs is newer than the bundle, so a test never runs a stale worker.
 // This file sits one level below the root, as every bundle does (dist/*.js, build/*.mjs): the root
 // is '../' from here, whichever of them this code was bundled into.
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { makeDirs } from './lib/make-dirs.ts';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,7 +34,7 @@ const mtime = (file: string) => statSync(file).mtimeMs;
 
 /** Writes `file` whole or not at all: concurrent starts never see half a file. */
 export function replaceFile(file: string, write: (tmp: string) => void): void {
-  mkdirSync(dirname(file), { recursive: true });
+  makeDirs(dirname(file));
   const tmp = `${file}.${process.pid}.tmp`;
   try {
     write(tmp);

@@ -15,6 +15,7 @@
 // The project snapshots are taken one after the other, each at its own moment: writes made during
 // the backup may be in one project's copy and not in the platform's (a session, a new account).
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync, renameSync } from 'node:fs';
+import { makeDirs } from '../lib/make-dirs.ts';
 import { join, resolve } from 'node:path';
 import type { Config } from '../config.ts';
 import { forgetProjects, integrityProblems, listsProject, projectIds, snapshotFile } from '../storage/sqlite/sqlite-backup.ts';
@@ -24,7 +25,11 @@ import { BackupError, copyFile, digest, FORMAT, MANIFEST, syncDir, type CommandC
 /** An empty directory for the backup (created, mode 0700: it will hold the master key); answers whether it was created. */
 function emptyTarget(dir: string): boolean {
   if (!existsSync(dir)) {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    try {
+      makeDirs(dir, 0o700);
+    } catch (err) {
+      throw new BackupError(`cannot create ${dir} for the backup: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    }
     return true;
   }
   let entries: string[];

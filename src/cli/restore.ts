@@ -4,7 +4,8 @@
 // compared with the manifest's, each database checked with PRAGMA integrity_check, and the platform
 // file's projects matched with the project files. Only then are the files moved into place,
 // platform.db last, master.key with mode 0600.
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { makeDirs } from '../lib/make-dirs.ts';
 import { dirname, join, resolve } from 'node:path';
 import type { Config } from '../config.ts';
 import { integrityProblems, openElsewhere, projectIds } from '../storage/sqlite/sqlite-backup.ts';
@@ -24,7 +25,7 @@ async function stage(source: string, staging: string, manifest: Manifest): Promi
   for (const f of manifest.files) {
     const from = join(source, f.path);
     if (!existsSync(from)) throw new BackupError(`${f.path} is in the manifest but not in ${source}: the backup is incomplete`);
-    mkdirSync(dirname(join(staging, f.path)), { recursive: true, mode: 0o700 });
+    makeDirs(dirname(join(staging, f.path)), 0o700);
     const got = await copyFile(from, join(staging, f.path), 0o600);
     if (got.bytes !== f.bytes || got.sha256 !== f.sha256)
       throw new BackupError(`${f.path} does not match the manifest (${got.bytes} bytes, expected ${f.bytes}; checksum ${got.sha256 === f.sha256 ? 'equal' : 'differs'}): the backup was changed or damaged`);
@@ -60,7 +61,7 @@ export async function restore(config: Config, dir: string, force: boolean, { say
   // replacing the files under a running server would lose every write it acknowledges afterwards
   if (existsSync(join(dataDir, 'platform.db')) && openElsewhere(join(dataDir, 'platform.db')))
     throw new BackupError(`DATA_DIR ${dataDir} is in use: a server has its platform.db open; stop it first (nothing was changed)`);
-  mkdirSync(dataDir, { recursive: true });
+  makeDirs(dataDir);
   const staging = mkdtempSync(join(dataDir, '.restore-'));
   try {
     await stage(source, staging, manifest);

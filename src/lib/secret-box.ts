@@ -2,7 +2,8 @@
 // MASTER_KEY. Nothing here may put a plaintext, key or ciphertext into an error message or a log
 // line: errors say what was expected, never what was received.
 import { createCipheriv, createDecipheriv, createHmac, createSecretKey, hkdfSync, randomBytes, type KeyObject } from 'node:crypto';
-import { closeSync, constants, fchmodSync, fstatSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, fchmodSync, fstatSync, fsyncSync, linkSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { makeDirs } from './make-dirs.ts';
 import { join } from 'node:path';
 
 const VERSION = 'v1';
@@ -207,7 +208,7 @@ export function loadMasterKey(opts: {
   const file = join(dataDir, KEY_FILE);
   const existing = readKeyFile(file, warn);
   if (existing) return { key: existing, origin: 'file' };
-  mkdirSync(dataDir, { recursive: true });
+  makeDirs(dataDir);
   const key = randomBytes(32);
   if (!publishKeyFile(dataDir, file, key)) {
     const winner = readKeyFile(file, warn);

@@ -157,6 +157,8 @@ if (engines.includes('sqlite')) {
       mkdirSync(join(parent, 'full'));
       writeFileSync(join(parent, 'full', 'x'), 'x');
       await expectFailure(['backup', join(parent, 'full')], live, /^baseplate backup: .*full is not empty: a backup goes into a new or empty directory/);
+      // a directory that cannot be made (Node 20's recursive mkdir spun forever under /proc)
+      await expectFailure(['backup', '/proc/bp-backup-test/x'], live, /^baseplate backup: cannot create \/proc\/bp-backup-test\/x for the backup: ENOENT/);
       await expectFailure(['restore', join(parent, 'absent')], restored, /^baseplate restore: .*absent does not exist or is not a directory/);
       await expectFailure(['restore', join(parent, 'full')], restored, /^baseplate restore: .*full is not a finished backup: it has no manifest\.json/);
       assert.equal(existsSync(restored), false);
