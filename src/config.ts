@@ -9,6 +9,8 @@ export interface Config {
   maxRows: number;
   /** MAX_RESULT_BYTES: the most a statement over a project's tables hands back (storage/result-budget.ts) */
   maxResultBytes: number;
+  /** PROJECT_MAX_BYTES: the storage one project's store may take */
+  projectMaxBytes: number;
   /** GUESSED_READS: repeated reads on PostgreSQL run as one guarded statement (services/data-plane.ts; on by default) */
   guessedReads: boolean;
   logLevel: string;
@@ -104,6 +106,8 @@ export const DEFAULT_PG_POOL_SIZE = 20;
 export const DEFAULT_SQLITE_WORKER_IDLE_MS = 30000;
 /** MAX_RESULT_BYTES: a page of 1,000 rows of 8 KiB each (storage/result-budget.ts) */
 export const DEFAULT_MAX_RESULT_BYTES = 8 * 1024 * 1024;
+/** PROJECT_MAX_BYTES: one project cannot fill the disk every project shares */
+export const DEFAULT_PROJECT_MAX_BYTES = 1024 * 1024 * 1024;
 
 function int(env: Record<string, string | undefined>, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
@@ -203,6 +207,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     maxRows: int(env, 'MAX_ROWS', 1000, 1, 100000),
     maxResultBytes: int(env, 'MAX_RESULT_BYTES', DEFAULT_MAX_RESULT_BYTES, 64 * 1024, 1024 * 1024 * 1024),
+    projectMaxBytes: int(env, 'PROJECT_MAX_BYTES', DEFAULT_PROJECT_MAX_BYTES, 1024 * 1024, 2 ** 50),
     guessedReads: flag(env, 'GUESSED_READS', true),
     logLevel: logLevel(env.LOG_LEVEL),
     trustProxy: trustProxy(env.TRUST_PROXY),

@@ -95,6 +95,13 @@ const CAPACITY = {
     message: 'The server has no storage space left for this write.',
     hint: 'Reads still work; writes succeed again once space is freed on the server.',
   },
+  /** PROJECT_MAX_BYTES: the project's own bound, not the server's disk */
+  'storage_full.quota': {
+    status: 507,
+    message: 'This project has reached its storage limit of {{limit}} bytes: writes that need more space are refused.',
+    details: { reason: 'project_quota', limit: '{{limit}}' },
+    hint: 'Reads and deletes still work, and the space deleted rows held is used again (on PostgreSQL once the table is vacuumed, which it does on its own). The operator can raise PROJECT_MAX_BYTES.',
+  },
   write_conflict: {
     status: 503,
     message: 'The write conflicted with a concurrent write and was rolled back; nothing was written.',
@@ -140,7 +147,8 @@ const CREDENTIALS = {
   missing_api_key: { status: 401, message: 'A project API key is required (Authorization: Bearer <key>).', headers: bearer },
   invalid_api_key: { status: 401, message: 'The API key is unknown, revoked or expired.', headers: bearer },
   invalid_user_token: { status: 401, message: 'A valid end-user token is required (X-User-Token).', headers: bearer },
-  'invalid_credentials.login': { status: 401, message: 'The email or password is wrong.' },
+  // a 401 names its scheme (RFC 9110 §15.5.2), as every other one of CONTRACT §0 does
+  'invalid_credentials.login': { status: 401, message: 'The email or password is wrong.', headers: bearer },
   /** CONTRACT §1: a wrong current_password is 403, the caller is authenticated */
   'invalid_credentials.current_password': { status: 403, message: 'The current password is wrong.', details: { field: 'current_password' } },
   email_not_verified: {

@@ -72,3 +72,10 @@ test("PASSWORD_HASH_CONCURRENCY: libuv's thread pool less one by default (UV_THR
   assert.equal(loadConfig({ UV_THREADPOOL_SIZE: '0' }).argon2.concurrency, 1);
   assert.equal(loadConfig({ UV_THREADPOOL_SIZE: 'many' }).argon2.concurrency, 1);
 });
+
+test('PROJECT_MAX_BYTES: 1 GiB by default, 1 MiB to 1 PiB', () => {
+  assert.equal(loadConfig({}).projectMaxBytes, 1024 ** 3);
+  assert.equal(loadConfig({ PROJECT_MAX_BYTES: '10737418240' }).projectMaxBytes, 10 * 1024 ** 3);
+  assert.throws(() => loadConfig({ PROJECT_MAX_BYTES: '1048575' }), { message: `PROJECT_MAX_BYTES must be between 1048576 and ${2 ** 50}, got 1048575` });
+  assert.throws(() => loadConfig({ PROJECT_MAX_BYTES: '1G' }), { message: "PROJECT_MAX_BYTES must be a whole number, got '1G'" });
+});

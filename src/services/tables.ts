@@ -255,7 +255,8 @@ export class TableService {
     }
     let next: StoredColumn[];
     try {
-      next = await db.tx((tx) => this.applyAlter(tx, row, newName, columns, plan));
+      // a column added with a default writes it into every row: within PROJECT_MAX_BYTES (Engine.growing)
+      next = await db.tx((outer) => this.engine.growing(projectId, outer, (tx) => this.applyAlter(tx, row, newName, columns, plan)));
     } catch (err) {
       if (err instanceof UniqueViolation)
         throw new AppError('unique_violation.alter');

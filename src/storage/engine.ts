@@ -1,6 +1,6 @@
 // The one interface services use to reach a database. Everything engine-specific lives below
 // storage/: connection handling, placeholder style, column types, migrations, driver errors.
-import { AppError } from '../errors.ts';
+import { AppError, type AppErrorArgs } from '../errors.ts';
 import type { CompileContext, CompiledSql, TypedExpr } from '../policy-language/index.ts';
 import type { GateStats } from './fair-gate.ts';
 
@@ -131,6 +131,18 @@ export interface Engine {
   data(projectId: string, schemaVersion: number): Promise<Db>;
   /** Removes a project's store and everything in it. */
   dropProjectStore(projectId: string): Promise<void>;
+  /**
+   * Whether a write that may make the project's store grow must run in a transaction, through
+   * `growing`: PROJECT_MAX_BYTES on PostgreSQL, when the project is at its bound.
+   */
+  atStorageBound(projectId: string): boolean;
+  /**
+   * A write that may make the project's store grow, in its transaction `tx`, within
+   * PROJECT_MAX_BYTES: the embedded engine's files stop at the bound by themselves; PostgreSQL
+   * refuses the write (StorageFull) if the project is at its bound and the write grew it
+   * (postgres/postgres-storage-bound.ts).
+   */
+  growing<T>(projectId: string, tx: Db, write: (tx: Db) => Promise<T>): Promise<T>;
   ping(): Promise<boolean>;
   /** What the engine is doing now (the metrics read it when scraped). */
   stats(): EngineStats;
@@ -180,10 +192,11 @@ export class SchemaMismatch extends Error {
  */
 export class StorageFailure extends AppError {
   constructor(
-    key: 'query_timeout' | 'storage_full' | 'not_found.deleted' | `database_unavailable.${DatabaseUnavailable['reason']}`,
+    key: 'query_timeout' | 'storage_full' | 'storage_full.quota' | 'not_found.deleted' | `database_unavailable.${DatabaseUnavailable['reason']}`,
     readonly why: string,
+    params?: Record<string, unknown>,
   ) {
-    super(key);
+    super(...([key, params] as AppErrorArgs));
   }
 }
 /** The database cancelled a statement that ran past the configured statement timeout. */
@@ -213,9 +226,12 @@ export class StoreMissing extends StorageFailure {
     super('not_found.deleted', 'project store missing');
   }
 }
-/** The embedded engine's disk (or a file's size limit) is full: writes fail, reads go on. */
+/**
+ * The disk is full, or (`limit`: PROJECT_MAX_BYTES) the project's store has reached its bound:
+ * writes that need more space fail, reads and deletes go on.
+ */
 export class StorageFull extends StorageFailure {
-  constructor() {
-    super('storage_full', 'storage full');
+  constructor(readonly limit?: number) {
+    super(limit === undefined ? 'storage_full' : 'storage_full.quota', 'storage full', limit === undefined ? undefined : { limit });
   }
 }

@@ -17,6 +17,7 @@ export function engineOptions(config: Config): EngineOptions {
     sqliteWorkerIdleMs: config.sqliteWorkerIdleMs,
     sqliteOpenProjects: config.sqliteOpenProjects,
     maxResultBytes: config.maxResultBytes,
+    projectMaxBytes: config.projectMaxBytes,
   };
 }
 
@@ -40,12 +41,14 @@ export async function openEngine(opts: {
   sqliteOpenProjects?: number | null;
   /** MAX_RESULT_BYTES (result-budget.ts) */
   maxResultBytes?: number;
+  /** PROJECT_MAX_BYTES: the storage one project's store may take (none: no bound) */
+  projectMaxBytes?: number;
 }): Promise<Engine> {
   const perProject = opts.projectConcurrency ?? undefined;
   // each engine (and its driver: pg alone is about 13 MiB) is loaded only when it is the one used
   if (opts.databaseUrl) {
     const { PostgresEngine } = await import('./postgres/postgres-engine.ts');
-    return PostgresEngine.open(opts.databaseUrl, { ...opts.postgres, statementTimeoutMs: opts.statementTimeoutMs, perProject, maxResultBytes: opts.maxResultBytes });
+    return PostgresEngine.open(opts.databaseUrl, { ...opts.postgres, statementTimeoutMs: opts.statementTimeoutMs, perProject, maxResultBytes: opts.maxResultBytes, projectMaxBytes: opts.projectMaxBytes });
   }
   const { SqliteEngine } = await import('./sqlite/sqlite-engine.ts');
   return SqliteEngine.open({
@@ -56,5 +59,6 @@ export async function openEngine(opts: {
     perProject,
     maxOpenProjects: opts.sqliteOpenProjects ?? undefined,
     maxResultBytes: opts.maxResultBytes,
+    projectMaxBytes: opts.projectMaxBytes,
   });
 }

@@ -185,16 +185,20 @@ export class Inserter {
     };
     // one slice is one statement (slices are powers of two: three rows are two statements)
     const oneStatement = !req.dryRun && req.target === null && plan.explicit.length === 0 && slices(plan.generated, newBatch().rowsPerStatement(generatedBy)).length <= 1;
-    if (req.guess && !(oneStatement && plan.generated.length === 1 && scope.table.columns.length > 0)) throw new StaleGuess();
-    if (oneStatement) {
+    // a project at its storage bound writes in a transaction that can tell whether it grew (Engine.growing)
+    const direct = oneStatement && !this.engine.atStorageBound(scope.projectId);
+    if (req.guess && !(direct && plan.generated.length === 1 && scope.table.columns.length > 0)) throw new StaleGuess();
+    if (direct) {
       check(plan.generated.length);
       return run(db);
     }
-    return transact(db, req.dryRun, async (tx) => {
-      const written = await run(tx);
-      check(written.count);
-      return written;
-    });
+    return transact(db, req.dryRun, (outer) =>
+      scope.growing(outer, async (tx) => {
+        const written = await run(tx);
+        check(written.count);
+        return written;
+      }),
+    );
   }
 
   private inputOptions(scope: Scope, req: InsertRequest): InputOptions {

@@ -133,7 +133,7 @@ export class RowService {
     if (!table) throw new AppError('not_found', { what: 'table' });
     const db = await this.engine.data(r.projectId, schema.version);
     const filters = r.kind === 'owner' && !r.policies ? NO_POLICIES : this.policies.rowFilters(schema.policies.get(table.id) ?? [], table, r.auth);
-    const scope = new Scope(db, table, this.engine, filters, r.auth);
+    const scope = new Scope(db, table, this.engine, filters, r.auth, r.projectId);
     const q = parseQuery(r.query, [...scope.types].map(([name, type]) => ({ name, type })));
     const prefer = parsePrefer(r.prefer);
     if (prefer.handling === 'strict' && prefer.rejected.length) throw new AppError('invalid_preference', { preference: prefer.rejected[0] });
@@ -368,12 +368,14 @@ export class RowService {
     const p = this.params(scope, values);
     const shape: ReplyShape = { status: 200, defaultReturn: 'representation', single: single || rowId !== null };
     const show = this.show(q, prefer, r, shape);
-    const written = await transact(scope.db, prefer.tx === 'rollback', async (tx) => {
-      const w = await this.target(tx, scope, q, rowId, 'UPDATE');
-      const ret = scope.returning('UPDATE', show, true);
-      const sets = p.cols.map((c) => `${quoteIdent(c)} = ?`).join(', ');
-      return this.touch(tx, scope, `UPDATE ${scope.t} SET ${sets}${w.sql} RETURNING ${ret.sql}`, [...p.values, ...w.params, ...ret.params], ret, rowId, single, maxAffected(prefer, r));
-    });
+    const written = await transact(scope.db, prefer.tx === 'rollback', (outer) =>
+      scope.growing(outer, async (tx) => {
+        const w = await this.target(tx, scope, q, rowId, 'UPDATE');
+        const ret = scope.returning('UPDATE', show, true);
+        const sets = p.cols.map((c) => `${quoteIdent(c)} = ?`).join(', ');
+        return this.touch(tx, scope, `UPDATE ${scope.t} SET ${sets}${w.sql} RETURNING ${ret.sql}`, [...p.values, ...w.params, ...ret.params], ret, rowId, single, maxAffected(prefer, r));
+      }),
+    );
     return this.writeReply(written, prefer, r, shape);
   }
 

@@ -64,12 +64,18 @@ export class Scope {
     private readonly engine: Engine,
     private readonly filters: RowFilters,
     readonly auth: AuthContext | null,
+    readonly projectId: string,
   ) {
     this.types = new Map<string, ColumnType>([['id', 'integer'], ...table.columns.map((c) => [c.name, c.type] as [string, ColumnType])]);
   }
 
   get t(): string {
     return this.db.t(this.table.name);
+  }
+
+  /** A write that may make the store grow, in its transaction `tx`, within PROJECT_MAX_BYTES (Engine.growing). */
+  growing<T>(tx: Db, write: (tx: Db) => Promise<T>): Promise<T> {
+    return this.engine.growing(this.projectId, tx, write);
   }
 
   /** The operation's policy filter (the policies of the schema version the request read). */

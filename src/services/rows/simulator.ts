@@ -89,7 +89,7 @@ export class PolicySimulator {
     const store = await this.engine.project(projectId);
     const auth = await authOfActingAs(store, this.endUsers, as);
     const policies = await this.policies.ofTable(store, table.id);
-    const scope = new Scope(await this.engine.data(projectId, schema.version), table, this.engine, () => null, auth);
+    const scope = new Scope(await this.engine.data(projectId, schema.version), table, this.engine, () => null, auth, projectId);
     const now = this.clock.now();
     const values = input.values === undefined ? null : await this.bind(scope, op, input.values, now);
     const plan = planStages(this.policies, table, policies, op, { auth, now, after: values });

@@ -1,7 +1,8 @@
 // How every SQLite connection of the embedded engine is opened, on the main thread and in the
 // worker threads alike.
 import Database from 'better-sqlite3';
-import { join } from 'node:path';
+import { statfsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { RELEASE_MEMORY } from './sqlite-deadline.ts';
 
 const WAL_SIZE_LIMIT = 4 * 1024 * 1024;
@@ -32,6 +33,12 @@ export interface OpenOptions {
    * change to the file's schema resets it to the default (SQLite reads it again with the schema).
    */
   cacheKiB?: number;
+  /**
+   * PROJECT_MAX_BYTES: the file grows no further (`max_page_count`, which SQLite keeps per
+   * connection, so every connection to the file sets it). A write that needs more fails with
+   * SQLITE_FULL; pages freed by deletes are used again first.
+   */
+  maxBytes?: number;
 }
 
 export function openConnection(file: string, opts: OpenOptions = {}): Database.Database {
@@ -42,7 +49,23 @@ export function openConnection(file: string, opts: OpenOptions = {}): Database.D
   // large write grew it (about SQLite's default checkpoint, 1000 pages of 4 KiB).
   const cache = opts.cacheKiB ? `; PRAGMA cache_size = -${Math.trunc(opts.cacheKiB)}` : '';
   db.exec(`PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA journal_size_limit = ${WAL_SIZE_LIMIT}${cache}`);
+  if (opts.maxBytes) db.pragma(`max_page_count = ${Math.floor(opts.maxBytes / pragmaNumber(db, 'page_size'))}`);
   return db;
+}
+
+const pragmaNumber = (db: Database.Database, name: string) => Number(db.pragma(name, { simple: true }));
+
+/**
+ * After SQLITE_FULL on `db`: the file's bound (PROJECT_MAX_BYTES, in bytes) when that is what
+ * stopped the write, or null when it was the disk. SQLite reports both alike; the bound is the
+ * cause when the disk had room for more than the bound still allowed.
+ */
+export function boundReached(db: Database.Database): number | null {
+  const pageSize = pragmaNumber(db, 'page_size');
+  const maxPages = pragmaNumber(db, 'max_page_count');
+  const room = (maxPages - pragmaNumber(db, 'page_count')) * pageSize;
+  const disk = statfsSync(dirname(db.name));
+  return disk.bavail * disk.bsize > room ? maxPages * pageSize : null;
 }
 
 /**

@@ -11,6 +11,8 @@ import { AppError } from '../../errors.ts';
 import { execute, tallyRows, type Mode } from './sqlite-rows.ts';
 import { RESULT_TOO_LARGE, resultTooLarge } from '../result-budget.ts';
 import { ASSERTION_CODE } from './sqlite-functions.ts';
+import { boundReached } from './sqlite-connection.ts';
+import { BOUND_REACHED } from './sqlite-worker-protocol.ts';
 import { ContainsTooComplex, containsTooComplex } from '../../policy-language/json-value.ts';
 import type { ConnectionStatements, StatementCache } from './sqlite-statement-cache.ts';
 import { deadlineSetter } from './sqlite-deadline.ts';
@@ -55,6 +57,8 @@ export function translateSqliteError(err: unknown): unknown {
   // SQLite's VFS reports a write that failed with ENOSPC (database, journal or WAL) as SQLITE_FULL,
   // as it does a file that reached max_page_count.
   if (e?.code === 'SQLITE_FULL') return new StorageFull();
+  // from a worker thread, which told the file's bound from a full disk (sqlite-worker.ts)
+  if (e?.code === BOUND_REACHED) return new StorageFull(Number(e.message));
   return err;
 }
 
@@ -217,7 +221,7 @@ export class SqliteDb implements Db {
       return stamp;
     } catch (err) {
       if (isBusy(err)) return null;
-      throw translateSqliteError(err);
+      throw this.translate(err);
     }
   }
 
@@ -232,7 +236,7 @@ export class SqliteDb implements Db {
     try {
       this.exec(sql, params, 'run', null);
     } catch (err) {
-      const e = translateSqliteError(err);
+      const e = this.translate(err);
       if (!(e instanceof StorageFull) && !(e instanceof AppError && e.code === 'project_busy')) throw e;
     }
   }
@@ -282,6 +286,14 @@ export class SqliteDb implements Db {
   }
 
   /** MAX_RESULT_BYTES on a project file's statements (result-budget.ts); the platform's are not bounded */
+  /** translateSqliteError, and a full file told from a full disk (PROJECT_MAX_BYTES) */
+  private translate(err: unknown): unknown {
+    const e = translateSqliteError(err);
+    if (!(e instanceof StorageFull) || !this.raw.open) return e;
+    const limit = boundReached(this.raw);
+    return limit === null ? e : new StorageFull(limit);
+  }
+
   private get maxResultBytes(): number {
     return this.opts.maxResultBytes ?? Number.POSITIVE_INFINITY;
   }
@@ -292,7 +304,7 @@ export class SqliteDb implements Db {
     try {
       return op();
     } catch (err) {
-      throw translateSqliteError(err);
+      throw this.translate(err);
     }
   }
 
@@ -333,7 +345,7 @@ export class SqliteDb implements Db {
       try {
         return op();
       } catch (err) {
-        if (!isBusy(err) || waited >= BUSY_WAIT_MS) throw translateSqliteError(err);
+        if (!isBusy(err) || waited >= BUSY_WAIT_MS) throw this.translate(err);
       }
       await this.pause(pause);
     }
@@ -387,7 +399,7 @@ export class SqliteDb implements Db {
         this.lockedUntil = new Promise<void>((r) => (release = r));
         return release;
       } catch (err) {
-        if (!isBusy(err) || waited >= BUSY_WAIT_MS) throw translateSqliteError(err);
+        if (!isBusy(err) || waited >= BUSY_WAIT_MS) throw this.translate(err);
       }
       await this.pause(pause);
     }

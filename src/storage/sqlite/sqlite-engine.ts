@@ -2,7 +2,8 @@
 // projects never contend for one writer and deleting a project deletes its file. The main thread
 // keeps a connection per open project for the platform's own records (keys, sessions, policies);
 // statements over a project's tables run in worker threads (sqlite-worker-pool.ts).
-import { mkdirSync, rmSync, existsSync, realpathSync } from 'node:fs';
+import { rmSync, existsSync, realpathSync } from 'node:fs';
+import { makeDirs } from '../../lib/make-dirs.ts';
 import { join, sep } from 'node:path';
 import type { ColumnType, Db, Dialect, Engine, EngineStats } from '../engine.ts';
 import { quoteIdent, StoreMissing } from '../engine.ts';
@@ -86,11 +87,13 @@ export interface SqliteEngineOptions {
   workerIdleMs?: number;
   /** MAX_RESULT_BYTES: the most a statement over project tables may hand back (result-budget.ts) */
   maxResultBytes?: number;
+  /** PROJECT_MAX_BYTES: how large a project file may grow (none: SQLite's own bound) */
+  projectMaxBytes?: number;
 }
 
 // the main thread never blocks on another connection's write lock (see sqlite-db.ts)
-const open = (file: string, project?: { extension: string; mustExist: boolean }) =>
-  openConnection(file, { busyTimeoutMs: 0, ...(project && { extension: project.extension, mustExist: project.mustExist, cacheKiB: MAIN_THREAD_CACHE_KIB }) });
+const open = (file: string, project?: { extension: string; mustExist: boolean; maxBytes?: number }) =>
+  openConnection(file, { busyTimeoutMs: 0, ...(project && { ...project, cacheKiB: MAIN_THREAD_CACHE_KIB }) });
 
 const PLATFORM_MIGRATIONS = platformMigrations(quoteIdent, TYPES);
 const PROJECT_MIGRATIONS = projectMigrations(quoteIdent, TYPES);
@@ -155,8 +158,7 @@ export class SqliteEngine implements Engine {
       pinned: (db) => db.busy,
       later: (fn) => setImmediate(fn),
     });
-    mkdirSync(opts.dataDir, { recursive: true });
-    mkdirSync(join(opts.dataDir, 'projects'), { recursive: true });
+    makeDirs(join(opts.dataDir, 'projects'));
     // as SQLite names the files (the checkpoint queue compares paths)
     this.projectDir = realpathSync(join(opts.dataDir, 'projects'));
     this.checkpoints = new CheckpointQueue(this.deadlineLibrary);
@@ -177,6 +179,7 @@ export class SqliteEngine implements Engine {
       statementTimeoutMs,
       idleMs: opts.workerIdleMs ?? DEFAULT_SQLITE_WORKER_IDLE_MS,
       maxResultBytes: this.maxResultBytes,
+      projectMaxBytes: opts.projectMaxBytes,
     });
   }
 
@@ -223,7 +226,7 @@ export class SqliteEngine implements Engine {
   private openRaw(file: string, mustExist: boolean): Database.Database {
     let raw: Database.Database;
     try {
-      raw = open(file, { extension: this.deadlineLibrary, mustExist });
+      raw = open(file, { extension: this.deadlineLibrary, mustExist, maxBytes: this.opts.projectMaxBytes });
     } catch (err) {
       // its project is gone; a file that is there but cannot be opened (out of descriptors) is not
       throw mustExist && (err as { code?: string }).code === 'SQLITE_CANTOPEN' && !existsSync(file) ? new StoreMissing() : err;
@@ -265,6 +268,15 @@ export class SqliteEngine implements Engine {
   async data(projectId: string): Promise<Db> {
     const main = await this.openProject(projectId, false); // exists and is migrated
     return new HybridDb(main, this.workers.db(projectId), this.inline, projectId);
+  }
+
+  /** Never: a project file stops growing at PROJECT_MAX_BYTES by itself (max_page_count). */
+  atStorageBound(): boolean {
+    return false;
+  }
+
+  growing<T>(_projectId: string, tx: Db, write: (tx: Db) => Promise<T>): Promise<T> {
+    return write(tx);
   }
 
   async dropProjectStore(projectId: string): Promise<void> {

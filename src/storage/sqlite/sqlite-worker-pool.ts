@@ -182,8 +182,8 @@ export class SqliteWorkerPool {
   }
 
   private spawn(): SqlWorker {
-    const { projectDir, maxConnections, deadlineLibrary, busyTimeoutMs, maxResultBytes } = this.opts;
-    const w = new SqlWorker(pathToFileURL(this.opts.script), { projectDir, maxConnections, deadlineLibrary, busyTimeoutMs, maxResultBytes });
+    const { projectDir, maxConnections, deadlineLibrary, busyTimeoutMs, maxResultBytes, projectMaxBytes } = this.opts;
+    const w = new SqlWorker(pathToFileURL(this.opts.script), { projectDir, maxConnections, deadlineLibrary, busyTimeoutMs, maxResultBytes, projectMaxBytes });
     this.live.add(w);
     this.started++;
     return w;

@@ -11,7 +11,12 @@ export interface WorkerSetup {
   deadlineLibrary: string;
   /** MAX_RESULT_BYTES: the most a statement's rows may hold (result-budget.ts) */
   maxResultBytes: number;
+  /** PROJECT_MAX_BYTES: how large a project file may grow */
+  projectMaxBytes?: number;
 }
+
+/** The code a worker reports a write stopped by PROJECT_MAX_BYTES under, the bound in bytes as its message. */
+export const BOUND_REACHED = 'BP_BOUND_REACHED';
 
 export type ToWorker =
   | { t: 'q'; id: number; project: string; sql: string; params: SqlParam[]; mode: 'all' | 'get' | 'run'; timeoutMs: number }

@@ -8,8 +8,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
 import type { RowTally } from '../engine.ts';
-import type { ToWorker, FromWorker, WorkerSetup } from './sqlite-worker-protocol.ts';
-import { openConnection, projectFile, releaseMemory } from './sqlite-connection.ts';
+import { BOUND_REACHED, type ToWorker, type FromWorker, type WorkerSetup } from './sqlite-worker-protocol.ts';
+import { boundReached, openConnection, projectFile, releaseMemory } from './sqlite-connection.ts';
 import { deadlineSetter } from './sqlite-deadline.ts';
 import { execute, tallyRows } from './sqlite-rows.ts';
 import { registerSqliteFunctions } from './sqlite-functions.ts';
@@ -44,6 +44,7 @@ function conn(projectId: string): Conn {
     busyTimeoutMs: setup.busyTimeoutMs,
     extension: setup.deadlineLibrary,
     cacheKiB: WORKER_CACHE_KIB,
+    maxBytes: setup.projectMaxBytes,
   });
   const c = { db, setDeadline: deadlineSetter(db), statements: statements.connection(db, registerSqliteFunctions), closing: false };
   conns.add(projectId, c);
@@ -123,6 +124,13 @@ function handle(m: ToWorker): unknown {
   }
 }
 
+/** SQLITE_FULL: from the file's bound (PROJECT_MAX_BYTES) or the disk, told while the connection is at hand */
+function fullReply(m: ToWorker, reply: FromWorker): FromWorker {
+  const c = conns.peek(m.project);
+  const limit = c?.db.open ? boundReached(c.db) : null;
+  return limit === null ? reply : { id: m.id, ok: false, code: BOUND_REACHED, message: String(limit) };
+}
+
 parentPort!.on('message', (m: ToWorker) => {
   let reply: FromWorker;
   try {
@@ -130,6 +138,7 @@ parentPort!.on('message', (m: ToWorker) => {
   } catch (err) {
     const e = err as { code?: unknown; message?: unknown };
     reply = { id: m.id, ok: false, code: typeof e?.code === 'string' ? e.code : null, message: String(e?.message ?? err) };
+    if (e?.code === 'SQLITE_FULL') reply = fullReply(m, reply);
   }
   parentPort!.postMessage(reply);
 });
