@@ -113,7 +113,9 @@ export function displayName(name: string): string {
 export function emailApiMailer(apiKey: string, opts: EmailApiOptions): Mailer {
   return {
     async send(email) {
-      const from = `${displayName(email.from.name)} <${email.from.address}>`;
+      // without a display name, the bare address (not " <addr>")
+      const name = displayName(email.from.name);
+      const from = name ? `${name} <${email.from.address}>` : email.from.address;
       let res: Response;
       try {
         res = await fetch(new URL('emails', opts.baseUrl.endsWith('/') ? opts.baseUrl : `${opts.baseUrl}/`), {

@@ -111,6 +111,9 @@ export class EndUserService {
     const now = this.clock.now().toISOString();
     try {
       return await db.tx(async (tx) => {
+        // a taken address is found before the INSERT, which on PostgreSQL would spend an id even
+        // when refused: the next user's id is the same on both engines (a race still spends one)
+        if (await tx.get(`SELECT 1 AS taken FROM ${tx.t('_bp_users')} WHERE email = ?`, [email])) throw new AppError('email_taken.user');
         const row = await tx.get<UserRow>(
           `INSERT INTO ${tx.t('_bp_users')} (email, password_hash, role, email_verified, created_at, updated_at) VALUES (?, ?, NULL, ?, ?, ?) RETURNING ${USER_COLUMNS}`,
           [email, hash, false, now, now],

@@ -91,7 +91,9 @@ await describeEngines('platform accounts', (ctx) => {
     assert.equal(ok.status, 200);
     assert.match(ok.body.token, /^[0-9a-f]{64}$/);
     assert.equal(ok.body.account.id, account.id);
-    const wrongPw = expectError(await t.req('POST', '/auth/login', { body: { email: account.email, password: 'wrong password' } }), 401, 'invalid_credentials');
+    const refused = await t.req('POST', '/auth/login', { body: { email: account.email, password: 'wrong password' } });
+    assert.equal(refused.headers['www-authenticate'], 'Bearer', 'a 401 names its scheme');
+    const wrongPw = expectError(refused, 401, 'invalid_credentials');
     const noUser = expectError(await t.req('POST', '/auth/login', { body: { email: uniqueEmail('ghost'), password } }), 401, 'invalid_credentials');
     assert.deepEqual(wrongPw, noUser, 'no account enumeration');
     expectError(await t.req('POST', '/auth/login', { body: { email: account.email } }), 422, 'validation_failed');

@@ -316,6 +316,12 @@ await describeEngines(
       assert.deepEqual(Object.keys(r.body).sort(), ['from', 'html', 'subject', 'text', 'to']);
       assert.equal(r.body.from, 'Example App <hello@example.com>');
       assert.deepEqual(r.body.to, ['a@example.com']);
+      // without a display name (or one of blanks only), the bare address
+      for (const name of ['', '   ']) {
+        assert.equal((await put({ from_name: name })).status, 200);
+        assert.equal((await send({ to: 'a@example.com' })).status, 200);
+        assert.equal(api.requests.at(-1)!.body.from, 'hello@example.com', JSON.stringify(name));
+      }
       for (const [status, reason] of [[401, 'authentication_failed'], [500, 'provider_error']] as const) {
         api.status = status;
         try {
