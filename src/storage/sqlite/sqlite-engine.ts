@@ -89,6 +89,8 @@ export interface SqliteEngineOptions {
   maxResultBytes?: number;
   /** PROJECT_MAX_BYTES: how large a project file may grow (none: SQLite's own bound) */
   projectMaxBytes?: number;
+  /** beyond the statement timeout, how long a worker may stay silent before it is replaced (tests) */
+  stuckGraceMs?: number;
 }
 
 // the main thread never blocks on another connection's write lock (see sqlite-db.ts)
@@ -180,6 +182,7 @@ export class SqliteEngine implements Engine {
       idleMs: opts.workerIdleMs ?? DEFAULT_SQLITE_WORKER_IDLE_MS,
       maxResultBytes: this.maxResultBytes,
       projectMaxBytes: opts.projectMaxBytes,
+      stuckGraceMs: opts.stuckGraceMs,
     });
   }
 

@@ -13,7 +13,7 @@ import type { FromWorker, ToWorker, WorkerSetup } from './sqlite-worker-protocol
 import { toSqlite, translateSqliteError } from './sqlite-db.ts';
 import { SEMI_SPACE_MIB } from '../../lib/young-generation.ts';
 // beyond the statement timeout, how long a worker may stay silent before it is replaced
-const STUCK_GRACE_MS = 5000;
+export const STUCK_GRACE_MS = 5000;
 // A worker's young generation, bounded as the main thread's (lib/young-generation.ts): V8 counts it
 // as two semi-spaces and a large-object space of the same size.
 const WORKER_LIMITS = { maxYoungGenerationSizeMb: 3 * SEMI_SPACE_MIB };
@@ -33,13 +33,22 @@ class SqlWorker {
   dead = false;
   /** projects this worker has (or may have) a connection to */
   readonly projects = new Set<string>();
+  private readonly exited: Promise<void>;
 
-  constructor(script: URL, setup: WorkerSetup) {
+  constructor(script: URL, setup: WorkerSetup, stuckGraceMs: number) {
     this.thread = new Worker(script, { workerData: setup, resourceLimits: WORKER_LIMITS });
+    this.stuckGraceMs = stuckGraceMs;
     this.thread.on('message', (m: FromWorker) => this.settle(m));
     this.thread.on('error', (err) => this.fail(err));
-    this.thread.on('exit', () => this.fail(new Error('the SQLite worker thread exited')));
+    this.exited = new Promise((resolve) =>
+      this.thread.once('exit', () => {
+        this.fail(new Error('the SQLite worker thread exited'));
+        resolve();
+      }),
+    );
   }
+
+  private readonly stuckGraceMs: number;
 
   call(request: Request, timeoutMs: number): Promise<unknown> {
     if (this.dead) return Promise.reject(new Error('the SQLite worker thread is gone'));
@@ -47,7 +56,7 @@ class SqlWorker {
     return new Promise((resolve, reject) => {
       // a statement past its deadline is interrupted natively; a worker that still does not
       // answer (stuck in one long function call) is replaced
-      const timer = timeoutMs > 0 ? setTimeout(() => this.fail(new QueryTimeout()), timeoutMs + STUCK_GRACE_MS) : null;
+      const timer = timeoutMs > 0 ? setTimeout(() => this.fail(new QueryTimeout()), timeoutMs + this.stuckGraceMs) : null;
       this.pending.set(id, { resolve, reject, timer });
       this.thread.postMessage({ ...request, id });
     });
@@ -62,11 +71,11 @@ class SqlWorker {
     else p.reject(translateSqliteError(Object.assign(new Error(m.message), { code: m.code })));
   }
 
-  /** Every pending call fails with `err`; the thread is stopped and never used again. */
+  /** Every pending call fails with `err`; the thread is never used again and ends (retire). */
   fail(err: unknown): void {
     if (!this.dead) {
       this.dead = true;
-      void this.thread.terminate();
+      this.retire();
     }
     for (const p of this.pending.values()) {
       if (p.timer) clearTimeout(p.timer);
@@ -75,9 +84,25 @@ class SqlWorker {
     this.pending.clear();
   }
 
+  /** Ends the thread, once what it runs now has returned. */
   async stop(): Promise<void> {
     this.dead = true;
-    await this.thread.terminate();
+    this.retire();
+    await this.exited;
+  }
+
+  /**
+   * Asks the thread to end rather than terminating it: a thread terminated inside a native call (a
+   * long SQLite function, past its statement's deadline) aborted the whole process once the call
+   * returned into JavaScript (better-sqlite3 met V8's termination; a hostile review). Asked, the
+   * thread ends when the call has returned, closing its connections (a transaction rolls back).
+   */
+  private retire(): void {
+    try {
+      this.thread.postMessage({ t: 'exit', id: 0 } satisfies ToWorker);
+    } catch {
+      // the thread has ended already
+    }
   }
 }
 
@@ -91,6 +116,8 @@ export interface WorkerPoolOptions extends WorkerSetup {
   statementTimeoutMs: number;
   /** ms without a job after which the workers exit (0: never) */
   idleMs: number;
+  /** beyond the statement timeout, how long a worker may stay silent before it is replaced (default STUCK_GRACE_MS) */
+  stuckGraceMs?: number;
 }
 
 export class SqliteWorkerPool {
@@ -183,7 +210,8 @@ export class SqliteWorkerPool {
 
   private spawn(): SqlWorker {
     const { projectDir, maxConnections, deadlineLibrary, busyTimeoutMs, maxResultBytes, projectMaxBytes } = this.opts;
-    const w = new SqlWorker(pathToFileURL(this.opts.script), { projectDir, maxConnections, deadlineLibrary, busyTimeoutMs, maxResultBytes, projectMaxBytes });
+    const setup = { projectDir, maxConnections, deadlineLibrary, busyTimeoutMs, maxResultBytes, projectMaxBytes };
+    const w = new SqlWorker(pathToFileURL(this.opts.script), setup, this.opts.stuckGraceMs ?? STUCK_GRACE_MS);
     this.live.add(w);
     this.started++;
     return w;

@@ -23,7 +23,9 @@ export type ToWorker =
   /** Db.tally: the statement's rows read one at a time; replies a RowTally */
   | { t: 'tally'; id: number; project: string; sql: string; params: SqlParam[]; keep: number; timeoutMs: number }
   | { t: 'begin'; id: number; project: string; timeoutMs: number }
-  | { t: 'commit' | 'rollback' | 'close'; id: number; project: string };
+  | { t: 'commit' | 'rollback' | 'close'; id: number; project: string }
+  /** closes every connection and ends the thread, once what it runs now has returned */
+  | { t: 'exit'; id: number };
 
 export type FromWorker =
   | { id: number; ok: true; value: unknown }

@@ -88,6 +88,12 @@ function close(projectId: string): void {
   closeConn(c);
 }
 
+/** The thread's end, asked by the pool: connections closed (a transaction left open rolls back), then the thread stops. */
+function exit(): never {
+  for (const c of conns.takeAll()) closeConn(c);
+  process.exit(0);
+}
+
 function begin(c: Conn, timeoutMs: number): void {
   c.setDeadline(timeoutMs);
   try {
@@ -108,6 +114,7 @@ function end(c: Conn, projectId: string, sql: 'COMMIT' | 'ROLLBACK'): void {
 }
 
 function handle(m: ToWorker): unknown {
+  if (m.t === 'exit') return exit();
   if (m.t === 'close') return close(m.project) ?? null;
   const c = conn(m.project);
   switch (m.t) {
@@ -126,7 +133,7 @@ function handle(m: ToWorker): unknown {
 
 /** SQLITE_FULL: from the file's bound (PROJECT_MAX_BYTES) or the disk, told while the connection is at hand */
 function fullReply(m: ToWorker, reply: FromWorker): FromWorker {
-  const c = conns.peek(m.project);
+  const c = 'project' in m ? conns.peek(m.project) : undefined;
   const limit = c?.db.open ? boundReached(c.db) : null;
   return limit === null ? reply : { id: m.id, ok: false, code: BOUND_REACHED, message: String(limit) };
 }
