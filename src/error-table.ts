@@ -365,6 +365,12 @@ const ROWS = {
     details: { reason: 'json_contains_too_large', max: '{{max}}' },
     hint: 'The owner can keep the documents a policy compares small, or compare one field (JSON_EXTRACT) instead.',
   },
+  'query_too_complex.text_search': {
+    status: 400,
+    message: "A LOCATE or REPLACE of the table's policies searches a text too long for the string it looks for: the product of their lengths is over {{max}} characters.",
+    details: { reason: 'text_search_too_large', max: '{{max}}' },
+    hint: 'The owner can search for shorter strings, or compare shorter values (LEFT, SUBSTRING) instead.',
+  },
   'query_too_complex.bound_values': {
     status: 400,
     message: 'The query is too large or too complex (too_many_bound_values): with the table\'s row-level security policies it needs more bound values than the database accepts.',

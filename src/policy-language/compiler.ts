@@ -47,7 +47,7 @@ export type ParamType = Exclude<ValueType, 'interval' | 'null'>;
  */
 export type TemplateKey =
   | 'lower' | 'upper' | 'like' | 'like_exact' | 'div' | 'mod'
-  | 'substring2' | 'substring3' | 'left' | 'right' | 'locate2' | 'locate3' | 'find_in_set'
+  | 'substring2' | 'substring3' | 'left' | 'right' | 'locate2' | 'locate3' | 'replace' | 'find_in_set'
   | 'int_arith' | 'int_neg' | 'int_abs' | 'to_num' | 'num_add' | 'num_est' | 'num_mul' | 'num_div'
   | 'round_int' | 'round_num1' | 'round_num2'
   | 'date_of' | 'date_to_ts' | 'date_add_date' | 'date_add_ts' | 'date_add_date_months' | 'date_add_ts_months' | 'datediff'
@@ -66,7 +66,10 @@ const bytes = (x: string) => `CAST(octet_length(${x}) AS bigint)`;
  * is built: |s| + n * (|t| - |f|) with n * |f| = |s| - |replace(s, f, '')| (removing only shrinks),
  * compared multiplied by |f| so that f = '' (s unchanged, on both engines) needs no division.
  */
-const REPLACE = `CASE WHEN ${bytes('$0')} * octet_length($1) + (${bytes('$0')} - octet_length(replace($0, $1, ''))) * (octet_length($2) - octet_length($1)) <= ${MAX_STRING_BYTES} * ${bytes('$1')} THEN replace($0, $1, $2) END`;
+const REPLACE = (replace: string) => {
+  const removed = replace.replaceAll('$2', "''");
+  return `CASE WHEN ${bytes('$0')} * octet_length($1) + (${bytes('$0')} - octet_length(${removed})) * (octet_length($2) - octet_length($1)) <= ${MAX_STRING_BYTES} * ${bytes('$1')} THEN ${replace} END`;
+};
 
 export abstract class PolicyCompiler {
   protected abstract readonly templates: Record<TemplateKey, string>;
@@ -276,7 +279,7 @@ export abstract class PolicyCompiler {
       case 'LEFT': return this.tpl(t.left, args());
       case 'RIGHT': return this.tpl(t.right, args());
       case 'LOCATE': return this.tpl(e.args.length === 3 ? t.locate3 : t.locate2, args());
-      case 'REPLACE': return this.tpl(REPLACE, args());
+      case 'REPLACE': return this.tpl(REPLACE(t.replace), args());
       case 'FIND_IN_SET': return this.tpl(t.find_in_set, args());
       case 'COALESCE': return this.join(args(), ', ', 'COALESCE(');
       case 'NULLIF': return this.tpl('NULLIF($0, $1)', args());

@@ -2,7 +2,6 @@
 // SQLite functions need to behave exactly like PostgreSQL's jsonb: text rendering (`#>> '{}'`),
 // containment (`@>`), and length.
 import { jsonbKeyOrder } from '../lib/jsonb.ts';
-import { AppError } from '../errors.ts';
 
 export type JsonValue =
   | null
@@ -220,9 +219,6 @@ export class ContainsTooComplex extends Error {
     super(`JSON_CONTAINS of documents whose text lengths multiply past ${CONTAINS_MAX_PRODUCT}`);
   }
 }
-
-/** What either engine answers for a ContainsTooComplex: 400 query_too_complex, reason json_contains_too_large. */
-export const containsTooComplex = () => new AppError('query_too_complex.json_contains', { max: CONTAINS_MAX_PRODUCT });
 
 /** PostgreSQL's `target @> candidate` (JsonbDeepContains), including the top-level scalar-in-array rule. */
 export function jsonContains(target: JsonValue, candidate: JsonValue): boolean {

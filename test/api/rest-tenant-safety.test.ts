@@ -291,6 +291,22 @@ await describeEngines('rest passthrough tenant safety', (ctx) => {
     expectError(await d.rest('GET', 'bags?select=id&id=eq.3'), 400, 'query_too_complex');
   });
 
+  test("a policy's LOCATE or REPLACE searching a text whose length times the string's is past 100,000,000 characters is 400 query_too_complex on both engines, at the same character", async () => {
+    const db = await t.engine.project(d.pid);
+    // a text of 1,000,000 characters, one of them astral (two UTF-16 units, one character)
+    const text = `😀${'y'.repeat(999_999)}`;
+    for (const [name, expression] of [['located', 'LOCATE(n, h) >= 0'], ['replaced', "REPLACE(h, n, '') <> ''"]] as const) {
+      const table = await d.createTable(name, [{ name: 'n', type: 'text' }, { name: 'h', type: 'text' }]);
+      assert.equal((await d.policy(table.id, 'SELECT', expression)).status, 201);
+      await db.run(`INSERT INTO ${db.t(name)} ("id", "n", "h") VALUES (1, ?, ?), (2, 'y', 'xyz')`, ['x'.repeat(100), text]);
+      assert.deepEqual(ids(await d.rest('GET', `${name}?select=id&order=id`)), [1, 2], `${name}: 100 x 1,000,000 is the bound`);
+      await db.run(`UPDATE ${db.t(name)} SET "n" = ? WHERE "id" = 1`, ['x'.repeat(101)]);
+      const err = expectError(await d.rest('GET', `${name}?select=id&order=id`), 400, 'query_too_complex');
+      assert.deepEqual(err.details, { reason: 'text_search_too_large', max: 100_000_000 });
+      assert.deepEqual(ids(await d.rest('GET', `${name}?select=id&id=eq.2`)), [2], 'other rows are still read');
+    }
+  });
+
   test('json values keep __proto__ keys through writes, filters and reads', async () => {
     await d.createTable('docs', [{ name: 'meta', type: 'json' }]);
     const value = '{"__proto__":{"polluted":true},"list":[{"__proto__":null}],"a":1}';

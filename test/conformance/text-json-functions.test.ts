@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import Database from 'better-sqlite3';
 import { locate, registerSqliteFunctions } from '../../src/storage/sqlite/sqlite-functions.ts';
+import { checkSearch, SEARCH_MAX_PRODUCT, SearchTooLarge } from '../../src/policy-language/call-bounds.ts';
 import pg from 'pg';
 import { ContainsTooComplex, CONTAINS_MAX_PRODUCT, jsonbTextLength, jsonContains, parseJsonDocument, renderJsonb, type JsonValue } from '../../src/policy-language/json-value.ts';
 import { PG_ADMIN_URL, testEngines } from '../support/postgres.ts';
@@ -150,5 +151,43 @@ test('JSON_CONTAINS of many scalars is linear; past CONTAINS_MAX_PRODUCT it is r
   }
   assert.ok(thrown instanceof AppError, String(thrown));
   assert.deepEqual([thrown.status, thrown.code, thrown.details], [400, 'query_too_complex', { reason: 'json_contains_too_large', max: CONTAINS_MAX_PRODUCT }]);
+  db.close();
+});
+
+test("bp_replace is SQLite's replace (every occurrence, left to right; '' leaves the text as it is), linear in the text", () => {
+  const db = new Database(':memory:');
+  registerSqliteFunctions(db);
+  const both = db.prepare('SELECT replace(?, ?, ?) AS native, bp_replace(?, ?, ?) AS ours');
+  fc.assert(
+    fc.property(text(12), text(3), text(3), (s, f, to) => {
+      const r = both.get(s, f, to, s, f, to) as { native: string; ours: string };
+      assert.equal(r.ours, r.native, JSON.stringify({ s, f, to }));
+    }),
+    { numRuns: 3000 },
+  );
+  // the review's near-miss, within the bound: answered at once (SQLite's own took seconds)
+  const near = db.prepare('SELECT length(bp_replace(?, ?, ?)) AS n').get('a'.repeat(1_000_000), `${'a'.repeat(99)}b`, '') as { n: number };
+  assert.equal(near.n, 1_000_000);
+  db.close();
+});
+
+test('LOCATE and REPLACE: past SEARCH_MAX_PRODUCT (lengths in characters) refused before searching, in either thread, as 400 query_too_complex', () => {
+  assert.equal(SEARCH_MAX_PRODUCT, 100 * 1_000_000);
+  checkSearch('x'.repeat(100), 'y'.repeat(1_000_000));
+  checkSearch('x'.repeat(100), `😀${'y'.repeat(999_999)}`); // 1,000,001 UTF-16 units, 1,000,000 characters
+  assert.throws(() => checkSearch('x'.repeat(101), 'y'.repeat(1_000_000)), SearchTooLarge);
+  const db = new Database(':memory:');
+  registerSqliteFunctions(db);
+  for (const sql of ['SELECT bp_locate(?, ?) AS r', 'SELECT bp_replace(?, ?, ?) AS r']) {
+    const args = sql.includes('replace') ? ['y'.repeat(1_000_000), 'x'.repeat(101), ''] : ['x'.repeat(101), 'y'.repeat(1_000_000)];
+    let thrown: unknown;
+    try {
+      db.prepare(sql).get(...args);
+    } catch (err) {
+      thrown = translateSqliteError(Object.assign(new Error((err as Error).message), { code: (err as { code?: string }).code }));
+    }
+    assert.ok(thrown instanceof AppError, String(thrown));
+    assert.deepEqual([thrown.status, thrown.code, thrown.details], [400, 'query_too_complex', { reason: 'text_search_too_large', max: SEARCH_MAX_PRODUCT }]);
+  }
   db.close();
 });

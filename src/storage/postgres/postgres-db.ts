@@ -8,7 +8,7 @@ import type { PoolLanes } from './pool-lanes.ts';
 import { AppError } from '../../errors.ts';
 import type { Db, RowFailure, SqlParam } from '../engine.ts';
 import { quoteIdent, UniqueViolation, NotNullViolation, QueryTimeout, DatabaseUnavailable, StoreMissing, SchemaMismatch, ROW_FAILURES } from '../engine.ts';
-import { ContainsTooComplex, containsTooComplex } from '../../policy-language/json-value.ts';
+import { CALL_BOUND_FAILURES } from '../../policy-language/call-bounds.ts';
 
 /** The most parameters one statement may carry (the wire protocol's Bind message counts them in 16 bits). */
 const PG_MAX_PARAMS = 65535;
@@ -126,8 +126,8 @@ export function translatePgError(err: unknown): unknown {
   if (e?.code === '57014') return new QueryTimeout();
   // a write's own check failed (Dialect.assertTrue, the platform schema's bp_assert); the statement left nothing
   if (e?.code === ASSERTION_SQLSTATE && ROW_FAILURES.has(e.message ?? '')) return new AppError(e.message as RowFailure);
-  // a JSON_CONTAINS past its bound (postgres-policy-compiler.ts), refused before `@>` ran
-  if (e?.code === ASSERTION_SQLSTATE && e.message === ContainsTooComplex.CODE) return containsTooComplex();
+  // a function call past its bound (policy-language/call-bounds.ts), refused before it ran
+  if (e?.code === ASSERTION_SQLSTATE && Object.hasOwn(CALL_BOUND_FAILURES, e.message ?? '')) return CALL_BOUND_FAILURES[e.message!]!();
   // a relation or schema that is gone: the project (or table) was deleted, maybe through another node
   if (e?.code === '42P01' || e?.code === '3F000') return new StoreMissing();
   // concurrent writes that lock the same rows in opposite orders (two bulk upserts): PostgreSQL

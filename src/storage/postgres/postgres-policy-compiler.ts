@@ -7,6 +7,7 @@ import type { ValueType } from '../../policy-language/ast.js';
 import { jsonPathText, type JsonPathStep } from '../../policy-language/literals.js';
 import { LIKE_PATTERN_MAX_CHARS } from '../../lib/like-limits.js';
 import { CONTAINS_MAX_PRODUCT, ContainsTooComplex } from '../../policy-language/json-value.js';
+import { SEARCH_MAX_PRODUCT, SearchTooLarge } from '../../policy-language/call-bounds.js';
 import { PLATFORM_SCHEMA } from './postgres-db.js';
 
 const PG_TYPES: Record<ValueType, string> = {
@@ -36,9 +37,13 @@ const MONTH_NO = (x: string) => `(extract(year from ${x}) * 12 + extract(month f
 // unless the WHEN before it folded to false, so a STABLE guard (extract from timestamptz is STABLE)
 // lets an out-of-range constant reach the arithmetic it was meant to protect. Hence epoch and
 // calendar fields are always read from the UTC wall-clock timestamp (IMMUTABLE).
-// `@>` only where the documents' text lengths bound its work (json-value.ts, CONTAINS_MAX_PRODUCT);
-// bp_assert is volatile, so never evaluated ahead of its branch
-const CONTAINS = `CASE WHEN CAST(length(CAST($0 AS text)) AS bigint) * length(CAST($1 AS text)) > ${CONTAINS_MAX_PRODUCT} THEN "${PLATFORM_SCHEMA}".bp_assert(false, '${ContainsTooComplex.CODE}') = 0 ELSE $0 @> $1 END`;
+// A call past its bound (policy-language/call-bounds.ts) fails before it runs: bp_assert is
+// volatile, so never evaluated ahead of its branch, and raises the bound's code
+const FAIL = (code: string) => `"${PLATFORM_SCHEMA}".bp_assert(false, '${code}')`;
+/** searching `needle` in `text` is past SEARCH_MAX_PRODUCT (lengths in characters) */
+const SEARCH = (needle: string, text: string) => `CAST(length(${text}) AS bigint) * length(${needle}) > ${SEARCH_MAX_PRODUCT}`;
+// `@>` only where the documents' text lengths bound its work (json-value.ts, CONTAINS_MAX_PRODUCT)
+const CONTAINS = `CASE WHEN CAST(length(CAST($0 AS text)) AS bigint) * length(CAST($1 AS text)) > ${CONTAINS_MAX_PRODUCT} THEN ${FAIL(ContainsTooComplex.CODE)} = 0 ELSE $0 @> $1 END`;
 const UTC = (x: string) => `(${x} AT TIME ZONE 'UTC')`;
 const MONTHS = `((extract(year from ${UTC('$1')}) - extract(year from ${UTC('$0')})) * 12 + extract(month from ${UTC('$1')}) - extract(month from ${UTC('$0')}))`;
 const REST = (x: string) => `(${UTC(x)} - date_trunc('month', ${UTC(x)}))`;
@@ -72,8 +77,9 @@ export class PostgresPolicyCompiler extends PolicyCompiler {
     substring3: `CASE WHEN $2 < 1 THEN left($0, 0) ELSE left(CASE WHEN $1 > 0 THEN substr($0, ${INT('$1')}) WHEN $1 < 0 THEN CASE WHEN $1 < -length($0) THEN left($0, 0) ELSE right($0, -${INT('$1')}) END WHEN $1 = 0 THEN left($0, 0) END, ${INT('$2')}) END`,
     left: `CASE WHEN $1 < 1 THEN left($0, 0) ELSE left($0, ${INT('$1')}) END`,
     right: `CASE WHEN $1 < 1 THEN right($0, 0) ELSE right($0, ${INT('$1')}) END`,
-    locate2: 'strpos($1, $0)',
-    locate3: `CASE WHEN $0 IS NULL OR $1 IS NULL OR $2 IS NULL THEN NULL WHEN $2 < 1 OR $2 > length($1) + 1 THEN 0 WHEN strpos(substr($1, ${INT('$2')}), $0) = 0 THEN 0 ELSE strpos(substr($1, ${INT('$2')}), $0) + $2 - 1 END`,
+    locate2: `CASE WHEN ${SEARCH('$0', '$1')} THEN ${FAIL(SearchTooLarge.CODE)} ELSE strpos($1, $0) END`,
+    locate3: `CASE WHEN $0 IS NULL OR $1 IS NULL OR $2 IS NULL THEN NULL WHEN ${SEARCH('$0', '$1')} THEN ${FAIL(SearchTooLarge.CODE)} WHEN $2 < 1 OR $2 > length($1) + 1 THEN 0 WHEN strpos(substr($1, ${INT('$2')}), $0) = 0 THEN 0 ELSE strpos(substr($1, ${INT('$2')}), $0) + $2 - 1 END`,
+    replace: `CASE WHEN ${SEARCH('$1', '$0')} THEN CAST(${FAIL(SearchTooLarge.CODE)} AS text) ELSE replace($0, $1, $2) END`,
     find_in_set: `CASE WHEN $0 IS NULL OR $1 IS NULL THEN NULL ELSE COALESCE(array_position(string_to_array($1, ','), $0), 0) END`,
     round_int: FIT(`round(CAST($0 AS numeric), ${INT('$1')})`),
     round_num1: FITF('round(CAST($0 AS numeric))'),

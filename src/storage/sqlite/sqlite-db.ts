@@ -13,7 +13,7 @@ import { RESULT_TOO_LARGE, resultTooLarge } from '../result-budget.ts';
 import { ASSERTION_CODE } from './sqlite-functions.ts';
 import { boundReached } from './sqlite-connection.ts';
 import { BOUND_REACHED } from './sqlite-worker-protocol.ts';
-import { ContainsTooComplex, containsTooComplex } from '../../policy-language/json-value.ts';
+import { CALL_BOUND_FAILURES } from '../../policy-language/call-bounds.ts';
 import type { ConnectionStatements, StatementCache } from './sqlite-statement-cache.ts';
 import { deadlineSetter } from './sqlite-deadline.ts';
 import { releaseMemory } from './sqlite-connection.ts';
@@ -41,7 +41,8 @@ export function translateSqliteError(err: unknown): unknown {
   if (e?.code === 'SQLITE_INTERRUPT') return new QueryTimeout(); // the statement deadline (sqlite-deadline.ts)
   // from a worker thread, where the rows were read (an AppError does not cross threads)
   if (e?.code === RESULT_TOO_LARGE) return resultTooLarge();
-  if (e?.code === ContainsTooComplex.CODE) return containsTooComplex();
+  // a function call past its bound (policy-language/call-bounds.ts), from either thread
+  if (e?.code !== undefined && Object.hasOwn(CALL_BOUND_FAILURES, e.code)) return CALL_BOUND_FAILURES[e.code]!();
   // a write's own check failed (Dialect.assertTrue); the statement left nothing
   if (e?.code === ASSERTION_CODE && ROW_FAILURES.has(e.message ?? '')) return new AppError(e.message as RowFailure);
   // more parameters than SQLITE_MAX_VARIABLE_NUMBER (the table's policies are bound at each use)

@@ -7,6 +7,7 @@ import { daysInMonth, formatDate, formatTimestamp, parseJsonPath, utcMillis } fr
 import { UNIT_SECONDS } from '../../policy-language/compiler.js';
 import type { IntervalUnit } from '../../policy-language/ast.js';
 import { LIKE_PATTERN_MAX_CHARS } from '../../lib/like-limits.ts';
+import { checkSearch } from '../../policy-language/call-bounds.ts';
 import { charLength } from '../../lib/validate.ts';
 
 type V = null | number | bigint | string | Buffer;
@@ -311,7 +312,16 @@ function sqlFunctions(): [string, SqlFunction][] {
   fn('bp_substring', (...a) => (anyNull(...a) ? null : substring(String(a[0]), num(a[1]!), a.length > 2 ? num(a[2]!) : undefined)));
   fn('bp_left', (s, n) => (anyNull(s, n) ? null : num(n) < 1 ? '' : chars(String(s)).slice(0, num(n)).join('')));
   fn('bp_right', (s, n) => (anyNull(s, n) ? null : num(n) < 1 ? '' : chars(String(s)).slice(-num(n)).join('')));
-  fn('bp_locate', (...a) => (anyNull(...a) ? null : locate(String(a[0]), String(a[1]), a.length > 2 ? num(a[2]!) : 1)));
+  fn('bp_locate', (...a) => {
+    if (anyNull(...a)) return null;
+    checkSearch(String(a[0]), String(a[1]));
+    return locate(String(a[0]), String(a[1]), a.length > 2 ? num(a[2]!) : 1);
+  });
+  fn('bp_replace', (s, from, to) => {
+    if (anyNull(s, from, to)) return null;
+    checkSearch(String(from), String(s));
+    return from === '' ? String(s) : String(s).split(String(from)).join(String(to));
+  });
   fn('bp_find_in_set', (s, list) => {
     if (anyNull(s, list)) return null;
     if (list === '') return 0;

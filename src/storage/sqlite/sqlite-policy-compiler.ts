@@ -28,6 +28,7 @@ export class SqlitePolicyCompiler extends PolicyCompiler {
     right: 'bp_right($0, $1)',
     locate2: 'bp_locate($0, $1)',
     locate3: 'bp_locate($0, $1, $2)',
+    replace: 'bp_replace($0, $1, $2)',
     find_in_set: 'bp_find_in_set($0, $1)',
     round_int: 'bp_round_int($0, $1)',
     round_num1: 'bp_round($0)',
