@@ -5,10 +5,30 @@ import { parseDate, parseTimestamp } from '../lib/temporal.ts';
 import { canonicalJson } from '../lib/jsonb.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../rest-query/values.ts';
 import { badJsonText, hasLoneSurrogate, hasNul } from '../lib/text.ts';
+import { jsonbTextLength, parseJsonDocument } from '../policy-language/json-value.ts';
 
 export const COLUMN_TYPES: readonly ColumnType[] = ['text', 'integer', 'number', 'boolean', 'timestamp', 'date', 'json'];
 
 export const MAX_TEXT_BYTES = 1024 * 1024;
+/**
+ * A JSON value's text as PostgreSQL prints it (`jsonb::text`: numbers without exponents, a space
+ * after each `,` and `:`), which the policy functions render: `5e-324` is 326 characters there,
+ * so a 1 MiB document of them rendered 48 MB at every call (a hostile review). Spaces alone at most
+ * double the text.
+ */
+export const MAX_JSON_RENDERED = 4 * MAX_TEXT_BYTES;
+
+const renderedLength = (text: string): number => {
+  const doc = parseJsonDocument(text);
+  return 'value' in doc ? jsonbTextLength(doc.value) : Number.POSITIVE_INFINITY;
+};
+
+function someNumber(value: unknown, bad: (n: number) => boolean): boolean {
+  if (typeof value === 'number') return bad(value);
+  if (Array.isArray(value)) return value.some((v) => someNumber(v, bad));
+  if (value !== null && typeof value === 'object') return Object.values(value).some((v) => someNumber(v, bad));
+  return false;
+}
 
 export type CheckResult = { ok: true; value: unknown } | { ok: false; reason: string };
 
@@ -46,6 +66,9 @@ export function checkValue(type: ColumnType, value: unknown): CheckResult {
       const bad = badJsonText(text, value);
       if (bad) return { ok: false, reason: bad };
       if (Buffer.byteLength(text, 'utf8') > MAX_TEXT_BYTES) return { ok: false, reason: 'too_long' };
+      // a number past the double range was read as Infinity, which would be written as null
+      if (text.includes('null') && someNumber(value, (n) => !Number.isFinite(n))) return { ok: false, reason: 'number_out_of_range' };
+      if (/\d[eE]/.test(text) && renderedLength(text) > MAX_JSON_RENDERED) return { ok: false, reason: 'too_long' };
       return { ok: true, value };
     }
   }

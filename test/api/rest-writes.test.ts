@@ -421,6 +421,21 @@ await describeEngines('rest passthrough engine parity', (ctx) => {
     expectError(await d.rest('GET', 'things?order=meta'), 400, 'unsupported_order');
   });
 
+  test('a json number past the double range is 422 number_out_of_range (not written as null); numbers whose text PostgreSQL prints past 4 MiB are 422 too_long', async () => {
+    const json = { 'content-type': 'application/json' };
+    const count = async () => (await d.rest('GET', 'things?select=id')).body.length;
+    const before = await count();
+    for (const raw of ['[1e400]', '{"a": {"b": [-1e309]}}', '1e400'])
+      assert.deepEqual(expectError(await d.rest('POST', 'things', { rawBody: `{"meta": ${raw}}`, headers: json }), 422, 'invalid_value').details, { column: 'meta', reason: 'number_out_of_range' });
+    // 5e-324 is 326 characters as PostgreSQL prints it: 20,000 of them are 6.5 MB there
+    const tiny = `[${Array(20_000).fill('5e-324').join(',')}]`;
+    assert.deepEqual(expectError(await d.rest('POST', 'things', { rawBody: `{"meta": ${tiny}}`, headers: json }), 422, 'invalid_value').details, { column: 'meta', reason: 'too_long' });
+    assert.equal(await count(), before, 'nothing written');
+    const fine = await d.rest('POST', 'things', { rawBody: '{"meta": [1.7976931348623157e308, 5e-324, null, 1e21]}', headers: json });
+    assert.equal(fine.status, 201, JSON.stringify(fine.body));
+    assert.deepEqual(fine.body[0].meta, [1.7976931348623157e308, 5e-324, null, 1e21]);
+  });
+
   test('a body nested deeper than 128 levels is 422 too_deep, not a crash', async () => {
     const deep = `{"meta": ${'['.repeat(100000)}1${']'.repeat(100000)}}`;
     expectError(await d.rest('POST', 'things', { rawBody: deep, headers: { 'content-type': 'application/json' } }), 422, 'too_deep');

@@ -174,6 +174,12 @@ export const POLICY_CASES: PolicyCase[] = [
   T('NOT NOT active'),
   // ---- booleans meet the integers 1 and 0, as in MySQL
   T("JSON_CONTAINS(data, '\"a\"', '$.tags') = 1"),
+  // a number becomes JSON as its shortest text, as PostgreSQL's float8 output (not 17 digits, another decimal value)
+  T('JSON_CONTAINS(data, price)', row({ price: 0.7999999999999999, data: '[0.7999999999999999]' })),
+  T('JSON_CONTAINS(data, 0.1 + 0.7)', row({ data: '[0.7999999999999999]' })),
+  T('JSON_CONTAINS(data, price)', row({ price: 5e-324, data: '[5e-324]' })),
+  T('JSON_CONTAINS(data, price)', row({ price: 1e21, data: '[1000000000000000000000]' })),
+  F('JSON_CONTAINS(data, price)', row({ price: 0.1, data: '[0.10000000000000001]' })),
   F("JSON_CONTAINS(data, '\"a\"', '$.tags') = 0"),
   T("JSON_CONTAINS(data, '\"c\"', '$.tags') = 0"),
   T("JSON_CONTAINS(data, '\"c\"', '$.tags') <> 1 AND JSON_CONTAINS(data, '\"a\"', '$.tags') != 0"),

@@ -346,6 +346,11 @@ function sqlFunctions(): [string, SqlFunction][] {
   });
   fn('bp_json_unquote', (j) => (j === null ? null : renderJsonb(json(j), true)));
   fn('bp_json_length', (j) => (j === null ? null : jsonLength(json(j))));
+  fn('bp_to_json', (v) => {
+    if (v === null || v === undefined) return null;
+    if (typeof v === 'string') return JSON.stringify(v);
+    return typeof v === 'number' && !Number.isFinite(v) ? null : String(v);
+  });
   fn('bp_json_contains', (t, c) => (anyNull(t, c) ? null : jsonContains(json(t), json(c))));
   return out;
 }

@@ -46,9 +46,9 @@ export class SqlitePolicyCompiler extends PolicyCompiler {
     json_unquote: 'bp_json_unquote($0)',
     json_length: 'bp_json_length($0)',
     json_contains: 'bp_json_contains($0, $1)',
-    // json_quote(NULL) is the JSON text 'null', a value that documents can contain: SQL NULL must
-    // stay NULL (as PostgreSQL's to_jsonb). Any non-NULL input quotes to something else than 'null'.
-    to_json: "NULLIF(json_quote($0), 'null')",
+    // SQL NULL stays NULL (as PostgreSQL's to_jsonb), never the JSON value null; a number as its
+    // shortest text, as PostgreSQL's float8 output (json_quote printed 17 digits, another value)
+    to_json: 'bp_to_json($0)',
   };
 
   protected param(value: unknown, type: ParamType): Frag {
