@@ -11,6 +11,13 @@ export type JsonValue =
   | JsonValue[]
   | Map<string, JsonValue>;
 
+/**
+ * The largest exponent a number may be written with: far beyond any double's (±324), and within
+ * what PostgreSQL's numeric reads (`1e131072` and `1e-16384` overflow it: a policy literal or a
+ * filter value holding one failed every read there, 500, while SQLite answered).
+ */
+export const MAX_EXPONENT = 1000;
+
 /** Parses a JSON document; reports an error message instead of throwing. */
 export function parseJsonDocument(text: string): { value: JsonValue } | { error: string } {
   try {
@@ -86,6 +93,7 @@ class Reader {
     }
     const m = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/.exec(this.s.slice(this.i, this.i + 400));
     if (!m || m[0] === '' || m[0] === '-') this.fail('unexpected character');
+    if (m![3] && Math.abs(Number(m![3].slice(1))) > MAX_EXPONENT) this.fail('number out of range');
     this.i += m![0].length;
     return { num: canonicalNumber(m![0]) };
   }

@@ -2,6 +2,12 @@
 // built from user input and none of the fixed checks can backtrack.
 import { invalidValue, RestQueryError } from './errors.ts';
 import { parseDate, parseTimestamp } from '../lib/temporal.ts';
+import { parseJsonDocument } from '../policy-language/json-value.ts';
+
+const farExponent = (text: string) => {
+  const doc = parseJsonDocument(text);
+  return 'error' in doc && doc.error.startsWith('number out of range');
+};
 
 export { parseDate, parseTimestamp };
 
@@ -141,6 +147,8 @@ export function coerceValue(col: ColumnInfo, text: string): Value {
       }
       if (nestsDeeperThan(value, MAX_JSON_DEPTH))
         throw new RestQueryError('too_deep.json_value', { column: col.name, limit: MAX_JSON_DEPTH });
+      // a number PostgreSQL's numeric cannot read (json-value.ts MAX_EXPONENT)
+      if (/\d[eE]/.test(text) && farExponent(text)) throw invalidValue(col.name, 'number_out_of_range');
       return text;
     }
     default:
