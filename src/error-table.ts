@@ -171,6 +171,13 @@ const CREDENTIALS = {
 const VALIDATION = {
   'validation_failed.empty': { status: 422, message: 'The {{what}} must not be empty.', details: field('empty') },
   'validation_failed.too_short': { status: 422, message: 'The {{what}} must have at least {{min}} characters.', details: { ...field('too_short'), min: '{{min}}' } },
+  /** policy-language/cost.ts */
+  'validation_failed.policy_cost': {
+    status: 422,
+    message:
+      "The table's policies would call costly functions too often for one row: together they would weigh {{cost}}, at most {{max}} (JSON_CONTAINS 100; LOCATE, REPLACE 40; JSON_EXTRACT, JSON_UNQUOTE, JSON_LENGTH, LIKE 20; LOWER, UPPER 10; other text functions 5).",
+    details: { field: 'expression', reason: 'too_costly', cost: '{{cost}}', max: '{{max}}' },
+  },
   'validation_failed.too_long': { status: 422, message: 'The {{what}} must have at most {{max}} characters.', details: { ...field('too_long'), max: '{{max}}' } },
   'validation_failed.secret_unreadable': {
     status: 422,

@@ -12,6 +12,7 @@ import type { TableInfo, TableService } from './tables.ts';
 import type { AuthContext } from './end-users.ts';
 import type { Operation } from './rows/rows.ts';
 import { bumpSchemaVersion } from './project-schema.ts';
+import { MAX_POLICY_COST, policyCost } from '../policy-language/cost.ts';
 
 export const OPERATIONS = ['SELECT', 'INSERT', 'UPDATE', 'DELETE', 'ALL'] as const;
 export type PolicyOperation = (typeof OPERATIONS)[number];
@@ -44,6 +45,8 @@ export interface StoredPolicy {
 export interface PolicyLog {
   warn(obj: Record<string, unknown>, msg: string): void;
 }
+
+const tooCostly = (cost: number) => new AppError('validation_failed.policy_cost', { cost, max: MAX_POLICY_COST });
 
 const toPolicy = (r: PolicyRow): Policy => ({
   policy_id: r.id,
@@ -134,7 +137,20 @@ export class PolicyService {
     if (input.expression !== undefined) {
       const v = this.validate(input.expression, columns);
       if (v instanceof PolicyError) throw invalidExpression(v);
+      if (policyCost(v) > MAX_POLICY_COST) throw tooCostly(policyCost(v));
     }
+  }
+
+  /** MAX_POLICY_COST over the table's policies as they would be: `expression` added, or in place of the policy `replacing`. */
+  private async checkCost(db: Db, info: TableInfo, expression: string, replacing: string | null): Promise<void> {
+    const columns = columnsOf(info);
+    const costOf = (e: string) => {
+      const v = this.validate(e, columns);
+      return v instanceof PolicyError ? 0 : policyCost(v);
+    };
+    let cost = costOf(expression);
+    for (const p of await this.ofTable(db, info.id)) if (p.policy_id !== replacing) cost += costOf(p.expression);
+    if (cost > MAX_POLICY_COST) throw tooCostly(cost);
   }
 
   private async table(projectId: string, tableId: string): Promise<{ db: Db; info: TableInfo }> {
@@ -169,6 +185,7 @@ export class PolicyService {
     const operation = input.operation.toUpperCase() as PolicyOperation;
     if (!OPERATIONS.includes(operation)) throw new AppError('validation_failed.one_of', { field: 'operation', allowed: OPERATIONS });
     this.checkInput(input, columnsOf(info));
+    await this.checkCost(db, info, input.expression, null);
     const row: PolicyRow = {
       id: newId(),
       name: input.name.trim(),
@@ -208,6 +225,7 @@ export class PolicyService {
     const { db, info } = await this.table(projectId, tableId);
     const row = await this.load(db, info.id, policyId);
     this.checkInput(input, columnsOf(info));
+    if (input.expression !== undefined) await this.checkCost(db, info, input.expression, row.id);
     const next: PolicyRow = {
       ...row,
       name: input.name !== undefined ? input.name.trim() : row.name,

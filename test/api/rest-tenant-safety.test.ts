@@ -307,6 +307,29 @@ await describeEngines('rest passthrough tenant safety', (ctx) => {
     }
   });
 
+  test("a table's policies together weigh at most 2,000 (JSON_CONTAINS 100 a call ...): one row's costly calls are bounded, checked at creation and change (422)", async () => {
+    const table = await d.createTable('costly', [{ name: 'a', type: 'json' }, { name: 'b', type: 'json' }, { name: 's', type: 'text' }]);
+    const calls = (n: number) => Array.from({ length: n }, () => 'JSON_CONTAINS(a, b)').join(' AND ');
+    const costly = (res: { status: number; body: any }, cost: number) =>
+      assert.deepEqual(expectError(res, 422, 'validation_failed').details, { field: 'expression', reason: 'too_costly', cost, max: 2000 });
+    // the review's shape: one expression of many calls, each within its own bound
+    costly(await d.policy(table.id, 'SELECT', calls(21)), 2100);
+    const made: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const res = await d.policy(table.id, i % 2 ? 'SELECT' : 'UPDATE', calls(5), { name: `p${i}` });
+      assert.equal(res.status, 201, JSON.stringify(res.body));
+      made.push(res.body.policy_id);
+    }
+    // four of 500: 2,000; any further costly call is past it, cheap ones are not
+    costly(await d.policy(table.id, 'INSERT', 'LOWER(s) = s', { name: 'one more' }), 2010);
+    assert.equal((await d.policy(table.id, 'INSERT', "s <> '' AND id > 0", { name: 'cheap' })).status, 201);
+    const path = `/projects/${d.pid}/tables/${table.id}/rls-policies/${made[0]}`;
+    costly(await t.req('PATCH', path, { token: d.owner, body: { expression: calls(6) } }), 2100);
+    assert.equal((await t.req('PATCH', path, { token: d.owner, body: { expression: calls(4) } })).status, 200, 'a change counts the policy it replaces once');
+    assert.equal((await d.policy(table.id, 'INSERT', 'UPPER(s) = s', { name: 'fits now' })).status, 201);
+    assert.equal((await t.req('GET', `/projects/${d.pid}/tables/${table.id}/rls-policies`, { token: d.owner })).body.length, 6, 'the refused ones were not stored');
+  });
+
   test('json values keep __proto__ keys through writes, filters and reads', async () => {
     await d.createTable('docs', [{ name: 'meta', type: 'json' }]);
     const value = '{"__proto__":{"polluted":true},"list":[{"__proto__":null}],"a":1}';
