@@ -6,7 +6,9 @@
 // text or document weighs about the milliseconds its worst input costs on PostgreSQL here (inputs
 // are bounded: 1 MiB texts, documents PostgreSQL prints within 4 MiB, call-bounds.ts); a table's
 // policies together may weigh at most MAX_POLICY_COST, checked when a policy is created or changed.
-import type { TypedExpr } from './ast.js';
+import type { Expr, TypedExpr } from './ast.js';
+
+type AnyExpr = Expr | TypedExpr;
 
 export const MAX_POLICY_COST = 2000;
 
@@ -32,15 +34,15 @@ const CALL_COST: Readonly<Record<string, number>> = {
 /** LIKE folds the case of both sides before it matches */
 const LIKE_COST = 20;
 
-/** The weight of an expression: the sum of its calls' weights, every branch counted. */
-export function policyCost(e: TypedExpr): number {
+/** The weight of an expression, checked or only parsed: the sum of its calls' weights, every branch counted. */
+export function policyCost(e: AnyExpr): number {
   let cost = e.kind === 'call' ? (CALL_COST[e.name] ?? 0) : e.kind === 'like' ? LIKE_COST : 0;
   for (const child of children(e)) cost += policyCost(child);
   return cost;
 }
 
-function children(e: TypedExpr): TypedExpr[] {
-  const out: TypedExpr[] = [];
+function children(e: AnyExpr): AnyExpr[] {
+  const out: AnyExpr[] = [];
   const add = (v: unknown) => {
     if (Array.isArray(v)) v.forEach(add);
     else if (isNode(v)) out.push(v);
@@ -50,4 +52,4 @@ function children(e: TypedExpr): TypedExpr[] {
   return out;
 }
 
-const isNode = (v: unknown): v is TypedExpr => v !== null && typeof v === 'object' && 'kind' in v && typeof (v as { kind: unknown }).kind === 'string';
+const isNode = (v: unknown): v is AnyExpr => v !== null && typeof v === 'object' && 'kind' in v && typeof (v as { kind: unknown }).kind === 'string';

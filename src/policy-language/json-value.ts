@@ -236,19 +236,29 @@ export function jsonContains(target: JsonValue, candidate: JsonValue): boolean {
   return deepContains(t, c);
 }
 
+/** Lengths of documents measured already (JSON_CONTAINS measures its target at every call) */
+const measured = new WeakMap<object, number>();
+
 /** `length(v::text)` on PostgreSQL, in characters (code points), without rendering the text. */
 export function jsonbTextLength(v: JsonValue): number {
+  if (v === null || typeof v !== 'object' || 'num' in v) return textLength(v);
+  let n = measured.get(v);
+  if (n === undefined) measured.set(v, (n = textLength(v)));
+  return n;
+}
+
+function textLength(v: JsonValue): number {
   if (v === null) return 4;
   if (typeof v === 'boolean') return v ? 4 : 5;
   if (typeof v === 'string') return quotedLength(v);
   if (Array.isArray(v)) {
     let n = v.length > 0 ? 2 * v.length : 2; // brackets, and ", " between elements
-    for (const e of v) n += jsonbTextLength(e);
+    for (const e of v) n += textLength(e);
     return n;
   }
   if (v instanceof Map) {
     let n = v.size > 0 ? 4 * v.size : 2; // braces, ": " after each key, ", " between members
-    for (const [k, e] of v) n += quotedLength(k) + jsonbTextLength(e);
+    for (const [k, e] of v) n += quotedLength(k) + textLength(e);
     return n;
   }
   return v.num.length;

@@ -7,7 +7,7 @@ import type { Clock } from '../lib/clock.ts';
 import { newId, isId } from '../lib/ids.ts';
 import { AppError } from '../errors.ts';
 import { charLength } from '../lib/validate.ts';
-import { PolicyError, validatePolicy, type ColumnInfo, type CompileContext, type TypedExpr } from '../policy-language/index.ts';
+import { parsePolicy, PolicyError, validatePolicy, type ColumnInfo, type CompileContext, type TypedExpr } from '../policy-language/index.ts';
 import type { TableInfo, TableService } from './tables.ts';
 import type { AuthContext } from './end-users.ts';
 import type { Operation } from './rows/rows.ts';
@@ -144,9 +144,16 @@ export class PolicyService {
   /** MAX_POLICY_COST over the table's policies as they would be: `expression` added, or in place of the policy `replacing`. */
   private async checkCost(db: Db, info: TableInfo, expression: string, replacing: string | null): Promise<void> {
     const columns = columnsOf(info);
+    // a stored policy that no longer fits the table (a column dropped) weighs as parsed: adding
+    // the column back makes it apply again
     const costOf = (e: string) => {
       const v = this.validate(e, columns);
-      return v instanceof PolicyError ? 0 : policyCost(v);
+      if (!(v instanceof PolicyError)) return policyCost(v);
+      try {
+        return policyCost(parsePolicy(e));
+      } catch {
+        return 0; // stored before a rule that refuses it now: it never applies
+      }
     };
     let cost = costOf(expression);
     for (const p of await this.ofTable(db, info.id)) if (p.policy_id !== replacing) cost += costOf(p.expression);

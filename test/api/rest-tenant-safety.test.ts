@@ -310,7 +310,7 @@ await describeEngines('rest passthrough tenant safety', (ctx) => {
   test("a table's policies together weigh at most 2,000 (JSON_CONTAINS 100 a call ...): one row's costly calls are bounded, checked at creation and change (422)", async () => {
     const table = await d.createTable('costly', [{ name: 'a', type: 'json' }, { name: 'b', type: 'json' }, { name: 's', type: 'text' }]);
     const calls = (n: number) => Array.from({ length: n }, () => 'JSON_CONTAINS(a, b)').join(' AND ');
-    const costly = (res: { status: number; body: any }, cost: number) =>
+    const costly = (res: Parameters<typeof expectError>[0], cost: number) =>
       assert.deepEqual(expectError(res, 422, 'validation_failed').details, { field: 'expression', reason: 'too_costly', cost, max: 2000 });
     // the review's shape: one expression of many calls, each within its own bound
     costly(await d.policy(table.id, 'SELECT', calls(21)), 2100);
@@ -328,6 +328,9 @@ await describeEngines('rest passthrough tenant safety', (ctx) => {
     assert.equal((await t.req('PATCH', path, { token: d.owner, body: { expression: calls(4) } })).status, 200, 'a change counts the policy it replaces once');
     assert.equal((await d.policy(table.id, 'INSERT', 'UPPER(s) = s', { name: 'fits now' })).status, 201);
     assert.equal((await t.req('GET', `/projects/${d.pid}/tables/${table.id}/rls-policies`, { token: d.owner })).body.length, 6, 'the refused ones were not stored');
+    // policies that no longer fit the table (a column dropped) still weigh: adding it back makes them apply again
+    assert.equal((await t.req('PATCH', `/projects/${d.pid}/tables/${table.id}`, { token: d.owner, body: { drop_columns: ['b'] } })).status, 200);
+    costly(await d.policy(table.id, 'SELECT', "LOCATE('x', s) > 0 AND LOCATE('y', s) > 0 AND LOCATE('z', s) > 0", { name: 'while b is gone' }), 2030);
   });
 
   test('json values keep __proto__ keys through writes, filters and reads', async () => {

@@ -8,6 +8,7 @@ import { UNIT_SECONDS } from '../../policy-language/compiler.js';
 import type { IntervalUnit } from '../../policy-language/ast.js';
 import { LIKE_PATTERN_MAX_CHARS } from '../../lib/like-limits.ts';
 import { checkSearch } from '../../policy-language/call-bounds.ts';
+import { pastDeadline } from './sqlite-deadline.ts';
 import { charLength } from '../../lib/validate.ts';
 
 type V = null | number | bigint | string | Buffer;
@@ -276,9 +277,26 @@ export function timestampDiff(unit: IntervalUnit, a: string, b: string): number 
   return unit === 'MONTH' ? months : Math.trunc(months / 12);
 }
 
+/** A statement past its deadline, as SQLite reports one (sqlite-db.ts: QueryTimeout; the inline attempt's cue to move on) */
+const interrupted = () => Object.assign(new Error('interrupted'), { code: 'SQLITE_INTERRUPT' });
+
+/**
+ * The last document read on this thread, kept: a row's policies read the same column again and
+ * again, and 100 JSON_EXTRACT of one 1 MB document parsed it 100 times, 60 ms each (a hostile
+ * review). Read values are never changed.
+ */
+let lastJson: { text: string; value: JsonValue } | null = null;
+
+/** Documents parsed on this thread (tests count them) */
+export const jsonStats = { parses: 0 };
+
 function json(text: V): JsonValue {
-  const r = parseJsonDocument(String(text));
+  const s = String(text);
+  if (lastJson?.text === s) return lastJson.value;
+  jsonStats.parses++;
+  const r = parseJsonDocument(s);
   if ('error' in r) throw new Error(`malformed JSON: ${r.error}`);
+  lastJson = { text: s, value: r.value };
   return r.value;
 }
 
@@ -301,6 +319,7 @@ function sqlFunctions(): [string, SqlFunction][] {
   const out: [string, SqlFunction][] = [];
   const fn = (name: string, f: (...a: V[]) => V | boolean) =>
     out.push([name, (...a: V[]) => {
+      if (pastDeadline()) throw interrupted();
       const r = f(...a);
       return typeof r === 'boolean' ? (r ? 1 : 0) : r;
     }]);
