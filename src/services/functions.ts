@@ -89,12 +89,20 @@ export class FunctionService {
     }
     const db = await this.engine.project(projectId);
     const now = this.clock.now().toISOString();
-    const created = await db.tx(async (tx) => {
-      const existing = await tx.get(`SELECT name FROM ${tx.t('_bp_functions')} WHERE name = ?`, [name]);
-      if (existing) await tx.run(`UPDATE ${tx.t('_bp_functions')} SET code = ?, updated_at = ? WHERE name = ?`, [code, now, name]);
-      else await tx.run(`INSERT INTO ${tx.t('_bp_functions')} (name, code, created_at, updated_at) VALUES (?, ?, ?, ?)`, [name, code, now, now]);
-      return !existing;
-    });
+    // up to CODE_MAX_BYTES each: within PROJECT_MAX_BYTES (Engine.growing)
+    const created = await db.tx((outer) =>
+      this.engine.growing(
+        projectId,
+        outer,
+        async (tx) => {
+          const existing = await tx.get(`SELECT name FROM ${tx.t('_bp_functions')} WHERE name = ?`, [name]);
+          if (existing) await tx.run(`UPDATE ${tx.t('_bp_functions')} SET code = ?, updated_at = ? WHERE name = ?`, [code, now, name]);
+          else await tx.run(`INSERT INTO ${tx.t('_bp_functions')} (name, code, created_at, updated_at) VALUES (?, ?, ?, ?)`, [name, code, now, now]);
+          return !existing;
+        },
+        { table: '_bp_functions', always: true },
+      ),
+    );
     return { created, fn: await this.get(projectId, name) };
   }
 

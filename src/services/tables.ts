@@ -217,20 +217,28 @@ export class TableService {
     const row: TableRow = { id: newId(), name, columns: JSON.stringify(stored), created_at: this.clock.now().toISOString() };
     const dialect = this.engine.dialect;
     try {
-      await db.tx(async (tx) => {
-        const count = await tx.get<{ n: number }>(`SELECT count(*) AS n FROM ${tx.t('_bp_tables')}`);
-        if (Number(count?.n ?? 0) >= MAX_TABLES) throw new AppError('validation_failed.too_many_tables', { max: MAX_TABLES });
-        await tx.run(`INSERT INTO ${tx.t('_bp_tables')} (id, name, columns, created_at) VALUES (?, ?, ?, ?)`, [
-          row.id,
-          row.name,
-          row.columns,
-          row.created_at,
-        ]);
-        const cols = [dialect.idColumn, ...stored.map((c) => `${quoteIdent(c.name)} ${dialect.columnType(c.type)}${c.nullable ? '' : ' NOT NULL'}`)];
-        await tx.run(`CREATE TABLE ${tx.t(name)} (${cols.join(', ')})`);
-        for (const c of stored) await this.createIndex(tx, name, c);
-        await bumpSchemaVersion(tx);
-      });
+      // a new table and its indexes take space (empty, a page each on PostgreSQL): within PROJECT_MAX_BYTES
+      await db.tx((outer) =>
+        this.engine.growing(
+          projectId,
+          outer,
+          async (tx) => {
+            const count = await tx.get<{ n: number }>(`SELECT count(*) AS n FROM ${tx.t('_bp_tables')}`);
+            if (Number(count?.n ?? 0) >= MAX_TABLES) throw new AppError('validation_failed.too_many_tables', { max: MAX_TABLES });
+            await tx.run(`INSERT INTO ${tx.t('_bp_tables')} (id, name, columns, created_at) VALUES (?, ?, ?, ?)`, [
+              row.id,
+              row.name,
+              row.columns,
+              row.created_at,
+            ]);
+            const cols = [dialect.idColumn, ...stored.map((c) => `${quoteIdent(c.name)} ${dialect.columnType(c.type)}${c.nullable ? '' : ' NOT NULL'}`)];
+            await tx.run(`CREATE TABLE ${tx.t(name)} (${cols.join(', ')})`);
+            for (const c of stored) await this.createIndex(tx, name, c);
+            await bumpSchemaVersion(tx);
+          },
+          { always: true },
+        ),
+      );
     } catch (err) {
       if (err instanceof UniqueViolation) throw new AppError('duplicate_table', { table: name });
       throw err;
@@ -256,7 +264,7 @@ export class TableService {
     let next: StoredColumn[];
     try {
       // a column added with a default writes it into every row: within PROJECT_MAX_BYTES (Engine.growing)
-      next = await db.tx((outer) => this.engine.growing(projectId, outer, (tx) => this.applyAlter(tx, row, newName, columns, plan)));
+      next = await db.tx((outer) => this.engine.growing(projectId, outer, (tx) => this.applyAlter(tx, row, newName, columns, plan), { always: true }));
     } catch (err) {
       if (err instanceof UniqueViolation)
         throw new AppError('unique_violation.alter');

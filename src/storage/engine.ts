@@ -89,6 +89,12 @@ export interface Dialect {
   nextId(db: Db, name: string): Promise<number>;
 }
 
+/** Engine.growing's options: `table`, the one table the write grows (else the whole project is measured); `always`, measure below the bound too */
+export interface GrowingOptions {
+  table?: string;
+  always?: boolean;
+}
+
 /** What a write's own check (Dialect.assertTrue) can fail with: each is a code of the error table. */
 export type RowFailure = 'rls_violation' | 'id_exhausted' | 'not_single.hidden';
 export const ROW_FAILURES: ReadonlySet<string> = new Set<RowFailure>(['rls_violation', 'id_exhausted', 'not_single.hidden']);
@@ -139,10 +145,11 @@ export interface Engine {
   /**
    * A write that may make the project's store grow, in its transaction `tx`, within
    * PROJECT_MAX_BYTES: the embedded engine's files stop at the bound by themselves; PostgreSQL
-   * refuses the write (StorageFull) if the project is at its bound and the write grew it
+   * measures what the write grew (`opts.table`, else the whole project) when the project is at its
+   * bound or `opts.always`, and refuses it (StorageFull) past the bound
    * (postgres/postgres-storage-bound.ts).
    */
-  growing<T>(projectId: string, tx: Db, write: (tx: Db) => Promise<T>): Promise<T>;
+  growing<T>(projectId: string, tx: Db, write: (tx: Db) => Promise<T>, opts?: GrowingOptions): Promise<T>;
   ping(): Promise<boolean>;
   /** What the engine is doing now (the metrics read it when scraped). */
   stats(): EngineStats;

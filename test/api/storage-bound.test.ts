@@ -60,6 +60,26 @@ await describeEngines(
       assert.deepEqual(after.columns.map((c: { name: string }) => c.name), table.columns.map((c: { name: string }) => c.name));
     });
 
+    test('at the bound, a new table or function is refused too (they take space)', async () => {
+      const table = await t.req('POST', `/projects/${d.pid}/tables`, {
+        token: d.owner,
+        body: { name: 'more', columns: Array.from({ length: 40 }, (_, i) => ({ name: `c${i}`, type: 'text', unique: true })) },
+      });
+      expectError(table, 507, 'storage_full');
+      const code = `export default () => 1; // ${blob(200)}`;
+      expectError(await t.req('PUT', `/projects/${d.pid}/functions/big`, { token: d.owner, body: { code } }), 507, 'storage_full');
+      assert.equal((await t.req('GET', `/projects/${d.pid}/functions`, { token: d.owner })).body.length, 0);
+    });
+
+    test('below the bound, one update that would write past it is refused whole (an update writes every row it reaches)', async () => {
+      const fresh = await dataPlane(t);
+      await fresh.createTable('small', [{ name: 'v', type: 'text' }]);
+      assert.equal((await fresh.rest('POST', 'small', { body: Array.from({ length: 60 }, () => ({ v: 'x' })), headers: { prefer: 'return=minimal' } })).status, 201);
+      expectError(await fresh.rest('PATCH', 'small?id=gt.0', { body: { v: blob(48) }, headers: { prefer: 'return=minimal' } }), 507, 'storage_full');
+      assert.deepEqual((await fresh.rest('GET', 'small?select=v&limit=1')).body, [{ v: 'x' }], 'nothing written');
+      assert.equal((await fresh.rest('PATCH', 'small?id=lte.2', { body: { v: blob(48) }, headers: { prefer: 'return=minimal' } })).status, 204, 'a smaller one fits');
+    });
+
     test('another project writes as before while this one is at its bound', async () => {
       const other = await dataPlane(t);
       await other.createTable('blobs', [{ name: 'data', type: 'text' }]);

@@ -186,18 +186,23 @@ export class Inserter {
     // one slice is one statement (slices are powers of two: three rows are two statements)
     const oneStatement = !req.dryRun && req.target === null && plan.explicit.length === 0 && slices(plan.generated, newBatch().rowsPerStatement(generatedBy)).length <= 1;
     // a project at its storage bound writes in a transaction that can tell whether it grew (Engine.growing)
-    const direct = oneStatement && !this.engine.atStorageBound(scope.projectId);
+    const direct = oneStatement && !this.engine.atStorageBound(scope.projectId) && !wideDefaults(scope);
     if (req.guess && !(direct && plan.generated.length === 1 && scope.table.columns.length > 0)) throw new StaleGuess();
     if (direct) {
       check(plan.generated.length);
       return run(db);
     }
+    // several rows, or rows with their defaults: measured (Engine.growing)
     return transact(db, req.dryRun, (outer) =>
-      scope.growing(outer, async (tx) => {
-        const written = await run(tx);
-        check(written.count);
-        return written;
-      }),
+      scope.growing(
+        outer,
+        async (tx) => {
+          const written = await run(tx);
+          check(written.count);
+          return written;
+        },
+        true,
+      ),
     );
   }
 
@@ -206,6 +211,17 @@ export class Inserter {
     return inputOptions(scope.table.columns, req.target === 'id' ? Number.MAX_SAFE_INTEGER : MAX_EXPLICIT_ID, req.only);
   }
 }
+
+/**
+ * Whether a row's defaults alone are large (a column with a 1 MiB default makes a two-byte insert a
+ * 1 MiB row): such an insert's size is not its body's, so it is measured (Engine.growing).
+ */
+function wideDefaults(scope: Scope): boolean {
+  let bytes = 0;
+  for (const c of scope.table.columns) if (typeof c.default === 'string') bytes += c.default.length;
+  return bytes > WIDE_DEFAULTS;
+}
+const WIDE_DEFAULTS = 64 * 1024;
 
 /** One request's inserts: its returning lists, its policies, and where the returned rows go. */
 class Batch {

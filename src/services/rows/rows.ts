@@ -374,7 +374,7 @@ export class RowService {
         const ret = scope.returning('UPDATE', show, true);
         const sets = p.cols.map((c) => `${quoteIdent(c)} = ?`).join(', ');
         return this.touch(tx, scope, `UPDATE ${scope.t} SET ${sets}${w.sql} RETURNING ${ret.sql}`, [...p.values, ...w.params, ...ret.params], ret, rowId, single, maxAffected(prefer, r));
-      }),
+      }, true), // an update writes every row it reaches: its size is not its body's
     );
     return this.writeReply(written, prefer, r, shape);
   }

@@ -73,9 +73,12 @@ export class Scope {
     return this.db.t(this.table.name);
   }
 
-  /** A write that may make the store grow, in its transaction `tx`, within PROJECT_MAX_BYTES (Engine.growing). */
-  growing<T>(tx: Db, write: (tx: Db) => Promise<T>): Promise<T> {
-    return this.engine.growing(this.projectId, tx, write);
+  /**
+   * A write of this table that may make the store grow, in its transaction `tx`, within
+   * PROJECT_MAX_BYTES (Engine.growing); `always` for one whose size its request does not tell.
+   */
+  growing<T>(tx: Db, write: (tx: Db) => Promise<T>, always: boolean): Promise<T> {
+    return this.engine.growing(this.projectId, tx, write, { table: this.table.name, always });
   }
 
   /** The operation's policy filter (the policies of the schema version the request read). */

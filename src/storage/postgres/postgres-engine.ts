@@ -1,7 +1,7 @@
 // PostgreSQL engine: platform tables in schema `baseplate`, one schema `p_<project id>` per
 // project (the unit that can later be sharded across nodes).
 import { PoolLanes } from './pool-lanes.ts';
-import type { ColumnType, Db, Dialect, Engine, EngineStats } from '../engine.ts';
+import type { ColumnType, Db, Dialect, Engine, EngineStats, GrowingOptions } from '../engine.ts';
 import { quoteIdent } from '../engine.ts';
 import { migrate } from '../migrate.ts';
 import { platformMigrations, projectMigrations, type SchemaTypes } from '../schema.ts';
@@ -215,8 +215,8 @@ export class PostgresEngine implements Engine {
     return this.bound?.full(projectId) ?? false;
   }
 
-  growing<T>(projectId: string, tx: Db, write: (tx: Db) => Promise<T>): Promise<T> {
-    return this.bound ? this.bound.growing(projectId, tx, write) : write(tx);
+  growing<T>(projectId: string, tx: Db, write: (tx: Db) => Promise<T>, opts?: GrowingOptions): Promise<T> {
+    return this.bound ? this.bound.growing(projectId, tx, write, opts) : write(tx);
   }
 
   async dropProjectStore(projectId: string): Promise<void> {

@@ -1,13 +1,17 @@
 // PROJECT_MAX_BYTES on PostgreSQL. A schema has no size limit of its own, and measuring it inside
 // every write (statement triggers) cost a third of PostgreSQL's single-row insert rate here, so the
 // bound is kept from a measure: the bytes of the project's tables with their indexes and TOAST
-// (`pg_total_relation_size`), taken at most once a second per project on each node, while the
-// project writes. Below its bound a write runs as it is; at or past it, a write runs in a
-// transaction that measures before and after, and is rolled back (507 storage_full, reason
-// project_quota) if the store grew. So deleting rows makes room again once PostgreSQL has vacuumed
-// them (autovacuum does, within minutes), as on the embedded engine, whose files stop growing at
-// the bound by themselves. A project can pass its bound by what it writes before the next measure.
-import { quoteIdent, StorageFull, type Db } from '../engine.ts';
+// (`pg_total_relation_size`), taken in the background at most once a second per project on each
+// node, while the project writes. A write whose size its request tells (a single-row insert) runs
+// as it is below the bound; others (updates, which write every row they reach, bulk inserts,
+// columns added with a default, new tables and functions), and every write at the bound, measure
+// what they write before and after in their transaction, and are rolled back (507 storage_full,
+// reason project_quota) if they grew it past the bound. So deleting rows makes room again once
+// PostgreSQL has vacuumed them (autovacuum does, within minutes), as on the embedded engine, whose
+// files stop at the bound by themselves. A project can pass its bound by the single-row inserts it
+// makes before the next measure; a refused write leaves the space it took, which PostgreSQL uses
+// again once vacuumed but which counts until then.
+import { quoteIdent, StorageFull, type Db, type GrowingOptions } from '../engine.ts';
 
 /** One of the service's own table names as an SQL literal (they are plain identifiers). */
 const quoteLiteral = (name: string) => {
@@ -24,7 +28,8 @@ const LOCK_WAIT_MS = 100;
 
 interface Measure {
   at: number;
-  full: boolean;
+  /** the project's bytes at the last measure */
+  used: number;
   /** a measure under way */
   pending: boolean;
 }
@@ -44,31 +49,43 @@ export class StorageBound {
     private readonly now: () => number = () => performance.now(),
   ) {}
 
-  /**
-   * Whether the project was at its bound at the last measure. A measure due is taken in the
-   * background: no write waits for one (the first write of a project on a node counts as below).
-   */
+  /** Whether the project was at its bound at the last measure (known). */
   full(projectId: string): boolean {
-    const known = this.measures.get(projectId);
-    if (!known || (!known.pending && this.now() - known.at >= MEASURE_EVERY_MS)) this.refresh(projectId, known?.full ?? false);
-    return known?.full ?? false;
+    return this.known(projectId) >= this.limit;
   }
 
-  /** `write` on `tx` (a transaction), refused and so rolled back if the project at its bound grew. */
-  async growing<T>(projectId: string, tx: Db, write: (tx: Db) => Promise<T>): Promise<T> {
-    if (!this.full(projectId)) return write(tx);
-    const before = await this.used(tx, projectId);
+  /**
+   * `write` on `tx` (a transaction), refused (and so rolled back) if it grew what it writes past
+   * the bound: measured before and after when the project is at its bound, or `always` (a write
+   * whose size its request does not tell: an update of many rows, a bulk insert, a column's default).
+   */
+  async growing<T>(projectId: string, tx: Db, write: (tx: Db) => Promise<T>, opts: GrowingOptions = {}): Promise<T> {
+    const known = this.known(projectId);
+    if (known < this.limit && !opts.always) return write(tx);
+    const size = () => (opts.table === undefined ? this.used(tx, projectId) : this.tableSize(tx, projectId, opts.table));
+    const before = await size();
     const out = await write(tx);
-    if ((await this.used(tx, projectId)) > before) throw new StorageFull(this.limit);
+    const grown = (await size()) - before;
+    if (grown > 0 && known + grown > this.limit) throw new StorageFull(this.limit);
     return out;
   }
 
-  private refresh(projectId: string, full: boolean): void {
+  /**
+   * The project's bytes at the last measure. A measure due is taken in the background: no write
+   * waits for one (the first write of a project on a node counts as none).
+   */
+  private known(projectId: string): number {
+    const m = this.measures.get(projectId);
+    if (!m || (!m.pending && this.now() - m.at >= MEASURE_EVERY_MS)) this.refresh(projectId, m?.used ?? 0);
+    return m?.used ?? 0;
+  }
+
+  private refresh(projectId: string, used: number): void {
     this.forgetSome();
-    const entry: Measure = { at: this.now(), full, pending: true };
+    const entry: Measure = { at: this.now(), used, pending: true };
     this.measures.set(projectId, entry);
     this.measure(projectId).then(
-      (isFull) => Object.assign(entry, { at: this.now(), full: isFull, pending: false }),
+      (bytes) => Object.assign(entry, { at: this.now(), used: bytes, pending: false }),
       // due again at the next write (a table locked, the database away), what was known kept
       () => Object.assign(entry, { at: Number.NEGATIVE_INFINITY, pending: false }),
     );
@@ -78,12 +95,21 @@ export class StorageBound {
    * A measure that never waits behind a lock (`pg_total_relation_size` takes the tables' weakest
    * one, which a column being added holds off): it is tried again at a later write.
    */
-  private async measure(projectId: string): Promise<boolean> {
+  private async measure(projectId: string): Promise<number> {
     const db = await this.store(projectId);
     return db.tx(async (tx) => {
       await tx.run(`SET LOCAL lock_timeout = ${LOCK_WAIT_MS}`);
-      return (await this.used(tx, projectId)) >= this.limit;
+      return this.used(tx, projectId);
     });
+  }
+
+  /** One table's bytes (0 when it does not exist), as `db` sees them. */
+  private async tableSize(db: Db, projectId: string, table: string): Promise<number> {
+    const row = await db.get<{ size: string | number | null }>(
+      "SELECT pg_total_relation_size(to_regclass(format('%I.%I', CAST(? AS text), CAST(? AS text)))) AS size",
+      [this.schemaOf(projectId), table],
+    );
+    return Number(row?.size ?? 0);
   }
 
   /** The bytes of the project's tables as `db` sees them (a transaction's own growth included). */
