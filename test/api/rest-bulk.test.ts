@@ -63,7 +63,8 @@ await describeEngines('rest passthrough bulk writes', (ctx, kind) => {
     assert.equal((await stored('single')).length, 1025);
     // more than one statement (1,000 rows are slices of 512, 256…; explicit ids; an upsert): one transaction
     const bulk = await statements(Array.from({ length: 1000 }, (_, n) => ({ n: n === 999 ? 100 : n % 50 })), 'return=minimal');
-    assert.deepEqual([bulk.status, bulk.transactions, bulk.statements], [403, 1, 6]);
+    // on PostgreSQL one more: the size of the table before the slices (PROJECT_MAX_BYTES; after them, when they succeed)
+    assert.deepEqual([bulk.status, bulk.transactions, bulk.statements], [403, 1, t.kind === 'postgres' ? 7 : 6]);
     assert.equal((await stored('single')).length, 1025, 'the slices before the violating one rolled back');
     for (const [body, prefer] of [[[{ id: 5000, n: 1 }, { n: 2 }], 'return=minimal'], [{ id: 1, n: 3 }, 'resolution=merge-duplicates']] as const)
       assert.equal((await statements(body, prefer)).transactions, 1, JSON.stringify(body));
