@@ -34,9 +34,19 @@ const CALL_COST: Readonly<Record<string, number>> = {
 /** LIKE folds the case of both sides before it matches */
 const LIKE_COST = 20;
 
+/**
+ * A call's weight. Checked, JSON_CONTAINS(doc, c, path) and JSON_LENGTH(doc, path) read the path
+ * through a JSON_EXTRACT of their own (validate-functions.ts); only parsed (a policy that no longer
+ * fits its table), they have the path among their arguments and weigh it too.
+ */
+function callCost(name: string, args: number): number {
+  const withPath = (name === 'JSON_CONTAINS' && args === 3) || (name === 'JSON_LENGTH' && args === 2);
+  return (CALL_COST[name] ?? 0) + (withPath ? CALL_COST.JSON_EXTRACT! : 0);
+}
+
 /** The weight of an expression, checked or only parsed: the sum of its calls' weights, every branch counted. */
 export function policyCost(e: AnyExpr): number {
-  let cost = e.kind === 'call' ? (CALL_COST[e.name] ?? 0) : e.kind === 'like' ? LIKE_COST : 0;
+  let cost = e.kind === 'call' ? callCost(e.name, e.args.length) : e.kind === 'like' ? LIKE_COST : 0;
   for (const child of children(e)) cost += policyCost(child);
   return cost;
 }

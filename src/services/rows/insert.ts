@@ -186,11 +186,14 @@ export class Inserter {
     // one slice is one statement (slices are powers of two: three rows are two statements)
     const oneStatement = !req.dryRun && req.target === null && plan.explicit.length === 0 && slices(plan.generated, newBatch().rowsPerStatement(generatedBy)).length <= 1;
     // a project at its storage bound writes in a transaction that can tell whether it grew (Engine.growing)
-    const direct = oneStatement && !this.engine.atStorageBound(scope.projectId) && !wideDefaults(scope);
+    const adding = rowBytes(req.body);
+    const direct = this.room(scope, req, adding) === 'free' && oneStatement && !wideDefaults(scope);
     if (req.guess && !(direct && plan.generated.length === 1 && scope.table.columns.length > 0)) throw new StaleGuess();
     if (direct) {
       check(plan.generated.length);
-      return run(db);
+      const written = await run(db);
+      this.engine.grew(scope.projectId, adding);
+      return written;
     }
     // several rows, or rows with their defaults: measured (Engine.growing)
     return transact(db, req.dryRun, (outer) =>
@@ -206,6 +209,15 @@ export class Inserter {
     );
   }
 
+  /** Engine.storageRoom; a refusal is told a guessed caller only once the caller is known (run the long way). */
+  private room(scope: Scope, req: InsertRequest, adding: number): 'free' | 'measure' {
+    try {
+      return this.engine.storageRoom(scope.projectId, adding);
+    } catch (err) {
+      throw req.guess ? new StaleGuess() : err;
+    }
+  }
+
   private inputOptions(scope: Scope, req: InsertRequest): InputOptions {
     // an upsert on id may name a larger existing row; inserting it is refused (Batch.insert)
     return inputOptions(scope.table.columns, req.target === 'id' ? Number.MAX_SAFE_INTEGER : MAX_EXPLICIT_ID, req.only);
@@ -217,11 +229,29 @@ export class Inserter {
  * 1 MiB row): such an insert's size is not its body's, so it is measured (Engine.growing).
  */
 function wideDefaults(scope: Scope): boolean {
-  let bytes = 0;
-  for (const c of scope.table.columns) if (typeof c.default === 'string') bytes += c.default.length;
+  let bytes = defaultBytes.get(scope.table.columns);
+  if (bytes === undefined) {
+    bytes = 0;
+    for (const c of scope.table.columns) bytes += valueBytes(c.default);
+    defaultBytes.set(scope.table.columns, bytes);
+  }
   return bytes > WIDE_DEFAULTS;
 }
 const WIDE_DEFAULTS = 64 * 1024;
+const defaultBytes = new WeakMap<object, number>();
+
+/** About what a body's rows take once written (Engine.grew): their values, and a little for each row. */
+function rowBytes(rows: unknown[]): number {
+  let bytes = 0;
+  for (const row of rows) {
+    bytes += 32;
+    if (row !== null && typeof row === 'object') for (const v of Object.values(row)) bytes += valueBytes(v);
+  }
+  return bytes;
+}
+
+const valueBytes = (v: unknown): number =>
+  typeof v === 'string' ? v.length : v === null || v === undefined ? 0 : typeof v === 'object' ? JSON.stringify(v).length : 8;
 
 /** One request's inserts: its returning lists, its policies, and where the returned rows go. */
 class Batch {

@@ -211,8 +211,16 @@ export class PostgresEngine implements Engine {
     return new GatedDb(new PgDb(this.pool, PostgresEngine.schemaOf(projectId), schemaVersion, null, this.maxResultBytes), this.gate, projectId);
   }
 
-  atStorageBound(projectId: string): boolean {
-    return this.bound?.full(projectId) ?? false;
+  storageRoom(projectId: string, adding: number): 'free' | 'measure' {
+    return this.bound?.room(projectId, adding) ?? 'free';
+  }
+
+  grew(projectId: string, bytes: number): void {
+    this.bound?.grew(projectId, bytes);
+  }
+
+  storageFreed(projectId: string): void {
+    this.bound?.freed(projectId);
   }
 
   growing<T>(projectId: string, tx: Db, write: (tx: Db) => Promise<T>, opts?: GrowingOptions): Promise<T> {

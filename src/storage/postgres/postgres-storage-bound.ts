@@ -23,19 +23,26 @@ const quoteLiteral = (name: string) => {
 const MEASURE_EVERY_MS = 1000;
 /** Projects remembered beyond this are forgotten once their measure is due again */
 const REMEMBERED = 4096;
+/** After a refused write, how long the project's growing writes are refused before they write (unless it deletes rows) */
+const REFUSED_FOR_MS = 5000;
 /** How long a measure waits for a lock on a table before it gives up until a later write */
 const LOCK_WAIT_MS = 100;
 
 interface Measure {
+  /** when the last measure began (0: never measured on this node) */
   at: number;
-  /** the project's bytes at the last measure */
+  /** the project's bytes at the last measure, and what measured writes added since */
   used: number;
   /** a measure under way */
   pending: boolean;
+  /** what measured writes added while the measure is under way (it may not see them) */
+  noted: number;
 }
 
 export class StorageBound {
   private readonly measures = new Map<string, Measure>();
+  /** projects whose growing writes are refused before they write until then (coolingDown) */
+  private readonly refusedUntil = new Map<string, number>();
 
   constructor(
     /** PROJECT_MAX_BYTES */
@@ -49,9 +56,32 @@ export class StorageBound {
     private readonly now: () => number = () => performance.now(),
   ) {}
 
-  /** Whether the project was at its bound at the last measure (known). */
-  full(projectId: string): boolean {
-    return this.known(projectId) >= this.limit;
+  /**
+   * Engine.storageRoom. Below the bound, a write that would cross it is refused before it writes:
+   * a refused write's space stays taken until PostgreSQL vacuums it, so a burst of refused writes
+   * grew the files as fast as accepted ones. At the bound, what a write needs may be free (rows
+   * deleted and vacuumed), which only measuring it tells.
+   */
+  room(projectId: string, adding: number): 'free' | 'measure' {
+    this.coolingDown(projectId);
+    return this.known(projectId) + adding >= this.limit ? 'measure' : 'free';
+  }
+
+  /** Rows were deleted: the space they held may be free again, so the next write is measured rather than refused. */
+  freed(projectId: string): void {
+    this.refusedUntil.delete(projectId);
+  }
+
+  /**
+   * After a write was refused, the project's growing writes are refused before they write for a
+   * while: a refused write's space stays taken until PostgreSQL vacuums it, so refused writes in a
+   * row grew the files as fast as accepted ones would (a hostile review).
+   */
+  private coolingDown(projectId: string): void {
+    const until = this.refusedUntil.get(projectId);
+    if (until === undefined) return;
+    if (this.now() < until) throw new StorageFull(this.limit);
+    this.refusedUntil.delete(projectId);
   }
 
   /**
@@ -60,14 +90,32 @@ export class StorageBound {
    * whose size its request does not tell: an update of many rows, a bulk insert, a column's default).
    */
   async growing<T>(projectId: string, tx: Db, write: (tx: Db) => Promise<T>, opts: GrowingOptions = {}): Promise<T> {
-    const known = this.known(projectId);
-    if (known < this.limit && !opts.always) return write(tx);
+    this.coolingDown(projectId);
+    if (this.known(projectId) < this.limit && !opts.always) return write(tx);
+    // never measured on this node: measured now, not counted as empty
+    const m = this.measures.get(projectId)!;
+    if (m.at === 0) m.used = Math.max(m.used, await this.used(tx, projectId));
     const size = () => (opts.table === undefined ? this.used(tx, projectId) : this.tableSize(tx, projectId, opts.table));
     const before = await size();
     const out = await write(tx);
     const grown = (await size()) - before;
-    if (grown > 0 && known + grown > this.limit) throw new StorageFull(this.limit);
+    if (grown > 0 && this.known(projectId) + grown > this.limit) {
+      this.refusedUntil.set(projectId, this.now() + REFUSED_FOR_MS);
+      throw new StorageFull(this.limit);
+    }
+    this.grew(projectId, grown);
     return out;
+  }
+
+  /**
+   * Counts what a write added until the next measure replaces the figure, so that a burst of
+   * writes, each within the bound on its own, is not each compared with the same old measure.
+   */
+  grew(projectId: string, bytes: number): void {
+    const m = this.measures.get(projectId);
+    if (!m || bytes <= 0) return;
+    m.used += bytes;
+    if (m.pending) m.noted += bytes;
   }
 
   /**
@@ -77,17 +125,18 @@ export class StorageBound {
   private known(projectId: string): number {
     const m = this.measures.get(projectId);
     if (!m || (!m.pending && this.now() - m.at >= MEASURE_EVERY_MS)) this.refresh(projectId, m?.used ?? 0);
-    return m?.used ?? 0;
+    return this.measures.get(projectId)!.used;
   }
 
   private refresh(projectId: string, used: number): void {
     this.forgetSome();
-    const entry: Measure = { at: this.now(), used, pending: true };
+    const entry: Measure = { at: this.measures.get(projectId)?.at ?? 0, used, pending: true, noted: 0 };
     this.measures.set(projectId, entry);
+    const started = this.now();
     this.measure(projectId).then(
-      (bytes) => Object.assign(entry, { at: this.now(), used: bytes, pending: false }),
+      (bytes) => Object.assign(entry, { at: started, used: bytes + entry.noted, pending: false, noted: 0 }),
       // due again at the next write (a table locked, the database away), what was known kept
-      () => Object.assign(entry, { at: Number.NEGATIVE_INFINITY, pending: false }),
+      () => Object.assign(entry, { at: entry.at === 0 ? 0 : Number.NEGATIVE_INFINITY, pending: false, noted: 0 }),
     );
   }
 
@@ -127,6 +176,7 @@ export class StorageBound {
   }
 
   private forgetSome(): void {
+    if (this.refusedUntil.size >= REMEMBERED) for (const [id, until] of this.refusedUntil) if (until <= this.now()) this.refusedUntil.delete(id);
     if (this.measures.size < REMEMBERED) return;
     const due = this.now() - MEASURE_EVERY_MS;
     for (const [id, m] of this.measures) if (!m.pending && m.at < due) this.measures.delete(id);

@@ -274,9 +274,13 @@ export class SqliteEngine implements Engine {
   }
 
   /** Never: a project file stops growing at PROJECT_MAX_BYTES by itself (max_page_count). */
-  atStorageBound(): boolean {
-    return false;
+  storageRoom(): 'free' {
+    return 'free';
   }
+
+  grew(): void {}
+
+  storageFreed(): void {}
 
   growing<T>(_projectId: string, tx: Db, write: (tx: Db) => Promise<T>): Promise<T> {
     return write(tx);
