@@ -281,23 +281,30 @@ export function timestampDiff(unit: IntervalUnit, a: string, b: string): number 
 const interrupted = () => Object.assign(new Error('interrupted'), { code: 'SQLITE_INTERRUPT' });
 
 /**
- * The last document read on this thread, kept: a row's policies read the same column again and
- * again, and 100 JSON_EXTRACT of one 1 MB document parsed it 100 times, 60 ms each (a hostile
- * review). Read values are never changed.
+ * The last document read on this thread, kept for its statement: a row's policies read the same
+ * column again and again, and 100 JSON_EXTRACT of one 1 MB document parsed it 100 times, 60 ms
+ * each (a hostile review). Weakly: a statement runs in one JavaScript job, which keeps what it
+ * dereferenced alive, and the parsed tree (tens of MB for a large document) is not held after it.
+ * Read values are never changed.
  */
-let lastJson: { text: string; value: JsonValue } | null = null;
+let lastJson: { text: string; value: WeakRef<object> | JsonValue } | null = null;
 
 /** Documents parsed on this thread (tests count them) */
 export const jsonStats = { parses: 0 };
 
 function json(text: V): JsonValue {
   const s = String(text);
-  if (lastJson?.text === s) return lastJson.value;
+  if (lastJson?.text === s) {
+    const kept = lastJson.value instanceof WeakRef ? (lastJson.value.deref() as JsonValue | undefined) : lastJson.value;
+    if (kept !== undefined) return kept;
+  }
   jsonStats.parses++;
   const r = parseJsonDocument(s);
   if ('error' in r) throw new Error(`malformed JSON: ${r.error}`);
-  lastJson = { text: s, value: r.value };
-  return r.value;
+  // a container weakly; a scalar document is small
+  const v = r.value;
+  lastJson = { text: s, value: v !== null && typeof v === 'object' && !('num' in v) ? new WeakRef(v) : v };
+  return v;
 }
 
 /** navigates a JSON document like jsonb (last duplicate key wins); undefined when absent */
