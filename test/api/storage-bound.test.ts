@@ -78,7 +78,9 @@ await describeEngines(
       expectError(await fresh.rest('PATCH', 'small?id=gt.0', { body: { v: blob(48) }, headers: { prefer: 'return=minimal' } }), 507, 'storage_full');
       assert.deepEqual((await fresh.rest('GET', 'small?select=v&limit=1')).body, [{ v: 'x' }], 'nothing written');
       // after a refusal PostgreSQL refuses growing writes before they write for a few seconds (a
-      // refused write's space stays taken until vacuumed), unless rows are deleted
+      // refused write's space stays taken until vacuumed), unless rows are deleted: a DELETE of nothing frees nothing
+      assert.equal((await fresh.rest('DELETE', 'small?id=eq.999')).status, 204);
+      if (kind === 'postgres') expectError(await fresh.rest('PATCH', 'small?id=lte.2', { body: { v: blob(48) } }), 507, 'storage_full');
       assert.equal((await fresh.rest('DELETE', 'small?id=eq.60')).status, 204);
       assert.equal((await fresh.rest('PATCH', 'small?id=lte.2', { body: { v: blob(48) }, headers: { prefer: 'return=minimal' } })).status, 204, 'a smaller one fits');
     });
@@ -121,4 +123,21 @@ await describeEngines(
     });
   },
   { PROJECT_MAX_BYTES: String(LIMIT) },
+);
+
+await describeEngines(
+  'storage bound per project, far from it',
+  (ctx) => {
+    test("concurrent bulk inserts far below the bound are all written (each measures its own growth, not its neighbours')", async () => {
+      const d = await dataPlane(ctx());
+      await d.createTable('blobs', [{ name: 'data', type: 'text' }]);
+      for (let round = 0; round < 2; round++) {
+        const statuses = await Promise.all(
+          Array.from({ length: 10 }, async () => (await d.rest('POST', 'blobs', { body: Array.from({ length: 20 }, () => ({ data: blob(10) })), headers: { prefer: 'return=minimal' } })).status),
+        );
+        assert.deepEqual(statuses, Array(10).fill(201), `round ${round}`);
+      }
+    });
+  },
+  { PROJECT_MAX_BYTES: String(8 * LIMIT) },
 );

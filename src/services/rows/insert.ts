@@ -186,7 +186,7 @@ export class Inserter {
     // one slice is one statement (slices are powers of two: three rows are two statements)
     const oneStatement = !req.dryRun && req.target === null && plan.explicit.length === 0 && slices(plan.generated, newBatch().rowsPerStatement(generatedBy)).length <= 1;
     // a project at its storage bound writes in a transaction that can tell whether it grew (Engine.growing)
-    const adding = rowBytes(req.body);
+    const adding = rowBytes(req.body) + req.body.length * defaultsBytes(scope);
     const direct = this.room(scope, req, adding) === 'free' && oneStatement && !wideDefaults(scope);
     if (req.guess && !(direct && plan.generated.length === 1 && scope.table.columns.length > 0)) throw new StaleGuess();
     if (direct) {
@@ -229,13 +229,18 @@ export class Inserter {
  * 1 MiB row): such an insert's size is not its body's, so it is measured (Engine.growing).
  */
 function wideDefaults(scope: Scope): boolean {
+  return defaultsBytes(scope) > WIDE_DEFAULTS;
+}
+
+/** What a row's literal defaults take at most (Engine.grew counts them for each row too) */
+function defaultsBytes(scope: Scope): number {
   let bytes = defaultBytes.get(scope.table.columns);
   if (bytes === undefined) {
     bytes = 0;
     for (const c of scope.table.columns) bytes += valueBytes(c.default);
     defaultBytes.set(scope.table.columns, bytes);
   }
-  return bytes > WIDE_DEFAULTS;
+  return bytes;
 }
 const WIDE_DEFAULTS = 64 * 1024;
 const defaultBytes = new WeakMap<object, number>();
@@ -251,7 +256,7 @@ function rowBytes(rows: unknown[]): number {
 }
 
 const valueBytes = (v: unknown): number =>
-  typeof v === 'string' ? v.length : v === null || v === undefined ? 0 : typeof v === 'object' ? JSON.stringify(v).length : 8;
+  typeof v === 'string' ? Buffer.byteLength(v) : v === null || v === undefined ? 0 : typeof v === 'object' ? Buffer.byteLength(JSON.stringify(v)) : 8;
 
 /** One request's inserts: its returning lists, its policies, and where the returned rows go. */
 class Batch {

@@ -389,7 +389,7 @@ export class RowService {
       const ret = scope.returning(null, show, false);
       return this.touch(tx, scope, `DELETE FROM ${scope.t}${w.sql} RETURNING ${ret.sql}`, [...w.params, ...ret.params], ret, rowId, single, maxAffected(prefer, r));
     });
-    if (prefer.tx !== 'rollback') this.engine.storageFreed(r.projectId);
+    if (prefer.tx !== 'rollback' && written.count > 0) this.engine.storageFreed(r.projectId);
     return this.writeReply(written, prefer, r, shape);
   }
 }

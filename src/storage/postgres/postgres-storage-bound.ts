@@ -41,6 +41,8 @@ interface Measure {
 
 export class StorageBound {
   private readonly measures = new Map<string, Measure>();
+  /** the end of each project's queue of measured writes (inTurn) */
+  private readonly turns = new Map<string, Promise<void>>();
   /** projects whose growing writes are refused before they write until then (coolingDown) */
   private readonly refusedUntil = new Map<string, number>();
 
@@ -92,6 +94,32 @@ export class StorageBound {
   async growing<T>(projectId: string, tx: Db, write: (tx: Db) => Promise<T>, opts: GrowingOptions = {}): Promise<T> {
     this.coolingDown(projectId);
     if (this.known(projectId) < this.limit && !opts.always) return write(tx);
+    return this.inTurn(projectId, () => this.measured(projectId, tx, write, opts));
+  }
+
+  /**
+   * A project's measured writes run one at a time on a node: each then measures its own growth, not
+   * its neighbours' (concurrent bulk inserts each counted all of them, and were refused far below
+   * the bound), and one refused stops those queued behind it before they write (each in flight wrote
+   * and was refused, and the space stayed). A write waits holding its transaction, which has taken
+   * no lock yet (every caller starts one for the write alone).
+   */
+  private async inTurn<T>(projectId: string, run: () => Promise<T>): Promise<T> {
+    const previous = this.turns.get(projectId) ?? Promise.resolve();
+    let release!: () => void;
+    const chain = previous.then(() => new Promise<void>((r) => (release = r)));
+    this.turns.set(projectId, chain);
+    await previous;
+    try {
+      this.coolingDown(projectId);
+      return await run();
+    } finally {
+      release();
+      if (this.turns.get(projectId) === chain) this.turns.delete(projectId);
+    }
+  }
+
+  private async measured<T>(projectId: string, tx: Db, write: (tx: Db) => Promise<T>, opts: GrowingOptions): Promise<T> {
     // never measured on this node: measured now, not counted as empty
     const m = this.measures.get(projectId)!;
     if (m.at === 0) m.used = Math.max(m.used, await this.used(tx, projectId));
