@@ -137,7 +137,8 @@ export class PolicyService {
     if (input.expression !== undefined) {
       const v = this.validate(input.expression, columns);
       if (v instanceof PolicyError) throw invalidExpression(v);
-      if (policyCost(v) > MAX_POLICY_COST) throw tooCostly(policyCost(v));
+      const cost = policyCost(v);
+      if (cost > MAX_POLICY_COST) throw tooCostly(cost);
     }
   }
 

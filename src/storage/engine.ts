@@ -138,16 +138,16 @@ export interface Engine {
   /** Removes a project's store and everything in it. */
   dropProjectStore(projectId: string): Promise<void>;
   /**
-   * PROJECT_MAX_BYTES before a write of about `adding` bytes: 'free' to run as it is, or 'measure'
+   * PROJECT_MAX_BYTES before a write of about `adding()` bytes (asked only by an engine that counts): 'free' to run as it is, or 'measure'
    * to run in a transaction through `growing` (PostgreSQL, when it would reach the bound); throws
    * StorageFull for a while after a write was refused (PostgreSQL). The embedded engine's files
    * stop at the bound by themselves: always 'free'.
    */
-  storageRoom(projectId: string, adding: number): 'free' | 'measure';
+  storageRoom(projectId: string, adding: () => number): 'free' | 'measure';
   /** Rows of the project were deleted: space may be free again (PostgreSQL measures its next write). */
   storageFreed(projectId: string): void;
-  /** A write that ran outside `growing` added about `bytes` (PostgreSQL counts them until its next measure). */
-  grew(projectId: string, bytes: number): void;
+  /** A write that ran outside `growing` added about `bytes()` (PostgreSQL counts them until its next measure). */
+  grew(projectId: string, bytes: () => number): void;
   /**
    * A write that may make the project's store grow, in its transaction `tx`, within
    * PROJECT_MAX_BYTES: the embedded engine's files stop at the bound by themselves; PostgreSQL

@@ -186,7 +186,9 @@ export class Inserter {
     // one slice is one statement (slices are powers of two: three rows are two statements)
     const oneStatement = !req.dryRun && req.target === null && plan.explicit.length === 0 && slices(plan.generated, newBatch().rowsPerStatement(generatedBy)).length <= 1;
     // a project at its storage bound writes in a transaction that can tell whether it grew (Engine.growing)
-    const adding = rowBytes(req.body) + req.body.length * defaultsBytes(scope);
+    // estimated only for an engine that counts writes (PostgreSQL's storage bound)
+    let estimate: number | undefined;
+    const adding = () => (estimate ??= rowBytes(req.body) + req.body.length * defaultsBytes(scope));
     const direct = this.room(scope, req, adding) === 'free' && oneStatement && !wideDefaults(scope);
     if (req.guess && !(direct && plan.generated.length === 1 && scope.table.columns.length > 0)) throw new StaleGuess();
     if (direct) {
@@ -210,7 +212,7 @@ export class Inserter {
   }
 
   /** Engine.storageRoom; a refusal is told a guessed caller only once the caller is known (run the long way). */
-  private room(scope: Scope, req: InsertRequest, adding: number): 'free' | 'measure' {
+  private room(scope: Scope, req: InsertRequest, adding: () => number): 'free' | 'measure' {
     try {
       return this.engine.storageRoom(scope.projectId, adding);
     } catch (err) {
@@ -237,7 +239,7 @@ function defaultsBytes(scope: Scope): number {
   let bytes = defaultBytes.get(scope.table.columns);
   if (bytes === undefined) {
     bytes = 0;
-    for (const c of scope.table.columns) bytes += valueBytes(c.default);
+    for (const c of scope.table.columns) bytes += writtenBytes(c.default);
     defaultBytes.set(scope.table.columns, bytes);
   }
   return bytes;
@@ -250,12 +252,13 @@ function rowBytes(rows: unknown[]): number {
   let bytes = 0;
   for (const row of rows) {
     bytes += 32;
-    if (row !== null && typeof row === 'object') for (const v of Object.values(row)) bytes += valueBytes(v);
+    if (row !== null && typeof row === 'object') for (const v of Object.values(row)) bytes += writtenBytes(v);
   }
   return bytes;
 }
 
-const valueBytes = (v: unknown): number =>
+/** About what a value takes once written: UTF-8 text, JSON text, 8 bytes for a scalar */
+const writtenBytes = (v: unknown): number =>
   typeof v === 'string' ? Buffer.byteLength(v) : v === null || v === undefined ? 0 : typeof v === 'object' ? Buffer.byteLength(JSON.stringify(v)) : 8;
 
 /** One request's inserts: its returning lists, its policies, and where the returned rows go. */

@@ -16,6 +16,9 @@ const PG_MAX_PARAMS = 65535;
 /** The SQLSTATE of bp_assert (schema.ts, migration 0004_row_assertion): a class no server uses. */
 export const ASSERTION_SQLSTATE = 'BP001';
 
+/** A call of bp_assert: 1, or the statement fails with `failure` (an error-table key or a call bound's code; never user text). */
+export const assertSql = (condition: string, failure: string) => `${quoteIdent(PLATFORM_SCHEMA)}.bp_assert(${condition}, '${failure}')`;
+
 // Result types the same as SQLite's: numbers for bigint/count, ISO strings for instants,
 // 'YYYY-MM-DD' for dates. Given to each pool (postgres-engine.ts): pg's defaults stay as they are
 // for anything else in the process.

@@ -5,7 +5,7 @@ import type { ColumnType, Db, Dialect, Engine, EngineStats, GrowingOptions } fro
 import { quoteIdent } from '../engine.ts';
 import { migrate } from '../migrate.ts';
 import { platformMigrations, projectMigrations, type SchemaTypes } from '../schema.ts';
-import { ASSERTION_SQLSTATE, PgDb, PLATFORM_SCHEMA, resultTypes, watchPool } from './postgres-db.ts';
+import { ASSERTION_SQLSTATE, assertSql, PgDb, PLATFORM_SCHEMA, resultTypes, watchPool } from './postgres-db.ts';
 import { FairGate } from '../fair-gate.ts';
 import { DEFAULT_MAX_RESULT_BYTES, DEFAULT_PG_POOL_SIZE } from '../../config.ts';
 import { GatedDb } from '../gated-db.ts';
@@ -63,7 +63,7 @@ export const postgresDialect: Dialect = {
   // turns on a transaction-level lock per table: otherwise one could read the sequence, another
   // set it higher, and the first set it back below the other's ids. The lock is taken in the FROM
   // subquery (fenced by OFFSET 0), before the target list reads the sequence and max("id").
-  assertTrue: (condition, failure) => `"${PLATFORM_SCHEMA}".bp_assert(${condition}, '${failure}')`,
+  assertTrue: assertSql,
   afterExplicitIds: async (db, table) => {
     await db.get(
       `SELECT setval(q.s, GREATEST(COALESCE((SELECT max("id") FROM ${table}), 1), COALESCE(pg_sequence_last_value(q.s), 1)))
@@ -211,12 +211,12 @@ export class PostgresEngine implements Engine {
     return new GatedDb(new PgDb(this.pool, PostgresEngine.schemaOf(projectId), schemaVersion, null, this.maxResultBytes), this.gate, projectId);
   }
 
-  storageRoom(projectId: string, adding: number): 'free' | 'measure' {
-    return this.bound?.room(projectId, adding) ?? 'free';
+  storageRoom(projectId: string, adding: () => number): 'free' | 'measure' {
+    return this.bound?.room(projectId, adding()) ?? 'free';
   }
 
-  grew(projectId: string, bytes: number): void {
-    this.bound?.grew(projectId, bytes);
+  grew(projectId: string, bytes: () => number): void {
+    this.bound?.grew(projectId, bytes());
   }
 
   storageFreed(projectId: string): void {

@@ -8,7 +8,7 @@ import { jsonPathText, type JsonPathStep } from '../../policy-language/literals.
 import { LIKE_PATTERN_MAX_CHARS } from '../../lib/like-limits.js';
 import { CONTAINS_MAX_PRODUCT, ContainsTooComplex } from '../../policy-language/json-value.js';
 import { SEARCH_MAX_PRODUCT, SearchTooLarge } from '../../policy-language/call-bounds.js';
-import { PLATFORM_SCHEMA } from './postgres-db.js';
+import { assertSql } from './postgres-db.js';
 
 const PG_TYPES: Record<ValueType, string> = {
   text: 'text', integer: 'bigint', number: 'double precision', boolean: 'boolean',
@@ -39,7 +39,7 @@ const MONTH_NO = (x: string) => `(extract(year from ${x}) * 12 + extract(month f
 // calendar fields are always read from the UTC wall-clock timestamp (IMMUTABLE).
 // A call past its bound (policy-language/call-bounds.ts) fails before it runs: bp_assert is
 // volatile, so never evaluated ahead of its branch, and raises the bound's code
-const FAIL = (code: string) => `"${PLATFORM_SCHEMA}".bp_assert(false, '${code}')`;
+const FAIL = (code: string) => assertSql('false', code);
 /** searching `needle` in `text` is past SEARCH_MAX_PRODUCT (lengths in characters) */
 const SEARCH = (needle: string, text: string) => `CAST(length(${text}) AS bigint) * length(${needle}) > ${SEARCH_MAX_PRODUCT}`;
 // `@>` only where the documents' text lengths bound its work (json-value.ts, CONTAINS_MAX_PRODUCT)

@@ -2,22 +2,22 @@
 // every write (statement triggers) cost a third of PostgreSQL's single-row insert rate here, so the
 // bound is kept from a measure: the bytes of the project's tables with their indexes and TOAST
 // (`pg_total_relation_size`), taken in the background at most once a second per project on each
-// node, while the project writes. A write whose size its request tells (a single-row insert) runs
-// as it is below the bound; others (updates, which write every row they reach, bulk inserts,
-// columns added with a default, new tables and functions), and every write at the bound, measure
-// what they write before and after in their transaction, and are rolled back (507 storage_full,
-// reason project_quota) if they grew it past the bound. So deleting rows makes room again once
-// PostgreSQL has vacuumed them (autovacuum does, within minutes), as on the embedded engine, whose
-// files stop at the bound by themselves. A project can pass its bound by the single-row inserts it
-// makes before the next measure; a refused write leaves the space it took, which PostgreSQL uses
-// again once vacuumed but which counts until then.
+// node while the project writes, plus what writes added since (`grew`). An insert whose body keeps
+// the project below the bound runs as it is; others (updates, which write every row they reach,
+// upserts, rows with wide defaults, columns added with a default, new tables and functions), and
+// every write reaching the bound, measure what they write before and after in their transaction,
+// one at a time per project, and are rolled back (507 storage_full, reason project_quota) if they
+// grew it past the bound. So deleting rows makes room again once PostgreSQL has vacuumed them
+// (autovacuum does, within minutes), as on the embedded engine, whose files stop at the bound by
+// themselves. A refused write leaves the space it took, which PostgreSQL uses again once vacuumed
+// but which counts until then: the project's growing writes are refused for a while after one.
 import { quoteIdent, StorageFull, type Db, type GrowingOptions } from '../engine.ts';
 
-/** One of the service's own table names as an SQL literal (they are plain identifiers). */
-const quoteLiteral = (name: string) => {
-  if (!/^\w+$/.test(name)) throw new Error(`internal: table name ${name}`);
-  return `'${name}'`;
-};
+/** The service's own table names as an SQL VALUES list (they are plain identifiers, never user text). */
+function ownValues(names: readonly string[]): string {
+  for (const n of names) if (!/^\w+$/.test(n)) throw new Error(`internal: table name ${n}`);
+  return names.map((n) => `('${n}')`).join(', ');
+}
 
 /** How old a node's measure of a project may be when it decides whether a write must be checked */
 const MEASURE_EVERY_MS = 1000;
@@ -52,17 +52,21 @@ export class StorageBound {
     /** the project's schema */
     private readonly schemaOf: (projectId: string) => string,
     /** the project's own tables, besides those its owner created (_bp_tables) */
-    private readonly ownTables: readonly string[],
+    ownTables: readonly string[],
     /** a connection counted against the project's share of the pool */
     private readonly store: (projectId: string) => Promise<Db>,
     private readonly now: () => number = () => performance.now(),
-  ) {}
+  ) {
+    this.ownValues = ownValues(ownTables);
+  }
+
+  /** the project's own tables as a VALUES list, for `used` */
+  private readonly ownValues: string;
 
   /**
-   * Engine.storageRoom. Below the bound, a write that would cross it is refused before it writes:
-   * a refused write's space stays taken until PostgreSQL vacuums it, so a burst of refused writes
-   * grew the files as fast as accepted ones. At the bound, what a write needs may be free (rows
-   * deleted and vacuumed), which only measuring it tells.
+   * Engine.storageRoom: a write of about `adding` bytes that keeps the project below its bound runs
+   * as it is; one that reaches it is measured (the space it needs may be free: rows deleted and
+   * vacuumed); within the refusal window it is refused before it writes.
    */
   room(projectId: string, adding: number): 'free' | 'measure' {
     this.coolingDown(projectId);
@@ -120,8 +124,9 @@ export class StorageBound {
   }
 
   private async measured<T>(projectId: string, tx: Db, write: (tx: Db) => Promise<T>, opts: GrowingOptions): Promise<T> {
-    // never measured on this node: measured now, not counted as empty
+    this.known(projectId); // (the entry may have been forgotten while this write waited its turn)
     const m = this.measures.get(projectId)!;
+    // never measured on this node: measured now, not counted as empty
     if (m.at === 0) m.used = Math.max(m.used, await this.used(tx, projectId));
     const size = () => (opts.table === undefined ? this.used(tx, projectId) : this.tableSize(tx, projectId, opts.table));
     const before = await size();
@@ -198,9 +203,8 @@ export class StorageBound {
 
   /** Each name looked up on its own (to_regclass): filtering pg_class by schema alone reads all of it. */
   private usedSql(schema: string): string {
-    const own = this.ownTables.map((n) => `(${quoteLiteral(n)})`).join(', ');
     return `SELECT coalesce(sum(pg_total_relation_size(to_regclass(format('%I.%I', CAST(? AS text), n)))), 0) AS used
-      FROM (SELECT name AS n FROM ${quoteIdent(schema)}."_bp_tables" UNION ALL VALUES ${own}) AS names`;
+      FROM (SELECT name AS n FROM ${quoteIdent(schema)}."_bp_tables" UNION ALL VALUES ${this.ownValues}) AS names`;
   }
 
   private forgetSome(): void {
